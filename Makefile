@@ -1,0 +1,52 @@
+# Two commands set everything up on a fresh Debian 12 with Python 3.11:
+#   make render   venv + install + render the bundled example into build/
+#   make test     + test dependencies (Debian packages included) + the whole suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXAMPLE ?= inventories/pod-roce-400g
+DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server
+
+.PHONY: render test lint typecheck debian-packages goldens benchmark clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test,deploy]'
+	touch $(VENV)/.installed $@
+
+render: $(VENV)/.installed
+	$(BIN)/fabricgen render $(EXAMPLE)
+
+debian-packages:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff format --check fabricgen tests benchmarks
+	$(BIN)/ruff check fabricgen tests benchmarks
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy
+
+test: $(VENV)/.installed-test debian-packages lint typecheck
+	$(BIN)/python -m pytest -q
+
+goldens: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q --update-goldens tests
+
+benchmark: $(VENV)/.installed
+	$(BIN)/python benchmarks/bench.py
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,59 @@
+"""The hardware catalog and platform facts, read from data files.
+
+Built-in models live in `data/catalog.yml`; an inventory's `models:` section adds or replaces
+entries. Platform facts live in `data/platforms.yml`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from fabricgen.model import Model, Platform
+
+
+def _read_data(name: str) -> dict[str, Any]:
+    text = resources.files("fabricgen").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def _model(name: str, entry: dict[str, Any]) -> Model:
+    breakouts = {int(speed): int(count) for speed, count in entry.get("breakouts", {entry["speed"]: 1}).items()}
+    breakouts.setdefault(int(entry["speed"]), 1)
+    return Model(
+        name=name,
+        vendor=str(entry.get("vendor", "")),
+        description=str(entry.get("description", name)),
+        ports=int(entry["ports"]),
+        speed=int(entry["speed"]),
+        lanes=int(entry.get("lanes", 8)),
+        form_factor=str(entry["form_factor"]),
+        breakouts=dict(sorted(breakouts.items())),
+        platforms=tuple(entry["platforms"]),
+        queue_family=str(entry.get("queue_family", "trident")),
+    )
+
+
+@cache
+def builtin_models() -> dict[str, Model]:
+    return {name: _model(name, entry) for name, entry in sorted(_read_data("catalog.yml")["models"].items())}
+
+
+def models_for(inventory_models: dict[str, Any]) -> dict[str, Model]:
+    """Built-in catalog plus the inventory's own models (which win)."""
+    models = dict(builtin_models())
+    for name, entry in sorted(inventory_models.items()):
+        models[name] = _model(name, entry)
+    return models
+
+
+@cache
+def platforms() -> dict[str, Platform]:
+    result = {}
+    for name, entry in sorted(_read_data("platforms.yml")["platforms"].items()):
+        result[name] = Platform(name=name, **entry)
+    return result

@@ -1,0 +1,198 @@
+"""Load one inventory file: safe YAML into plain data, remembering where every key and value is.
+
+PyYAML's composer gives nodes with line/column marks; we convert nodes to plain Python
+ourselves so that we can (1) record positions for every key path, (2) refuse duplicate keys,
+unknown tags, recursive and exponentially expanding aliases, and (3) never construct arbitrary
+objects. Nothing here raises on bad input: problems come back as diagnostics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabricgen.diagnostics import Diagnostic, FabricError
+
+PathKey = tuple[str | int, ...]
+
+MAX_NODES = 2_000_000
+"""Upper bound on values after alias expansion: stops 'billion laughs' documents early."""
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+_PLAIN_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
+
+
+def format_path(path: PathKey) -> str:
+    """('leaves', 'nodes', 2, 'asn') -> 'leaves.nodes[2].asn'."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+@dataclass(slots=True)
+class SourceMap:
+    """Where each value (and each mapping key) sits in the file."""
+
+    file: str
+    values: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: PathKey, *, key: bool = False) -> tuple[int, int]:
+        """Best position for a path: the exact node, else the closest existing parent."""
+        table = self.keys if key else self.values
+        probe = tuple(path)
+        while probe:
+            if probe in table:
+                return table[probe]
+            if probe in self.values:
+                return self.values[probe]
+            probe = probe[:-1]
+        return self.values.get((), (1, 1))
+
+    def diagnostic(self, path: PathKey, message: str, *, hint: str = "", key: bool = False) -> Diagnostic:
+        line, column = self.locate(path, key=key)
+        return Diagnostic(message, format_path(path), self.file, line, column, hint)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDocument:
+    data: Any
+    source: SourceMap
+
+
+def resolve_inventory_path(path: Path) -> Path:
+    """A folder means its `fabric.yml`."""
+    return path / "fabric.yml" if path.is_dir() else path
+
+
+def load_inventory(path: Path, display_name: str | None = None) -> LoadedDocument:
+    """Read and parse; raises FabricError with every problem found."""
+    file_path = resolve_inventory_path(path)
+    name = display_name or str(file_path)
+    try:
+        raw = file_path.read_bytes()
+    except OSError as exc:
+        raise FabricError([Diagnostic(f"cannot read inventory: {exc.strerror or exc}", file=name)]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise FabricError([Diagnostic(f"file is larger than {MAX_FILE_BYTES} bytes", file=name)])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FabricError([Diagnostic(f"not UTF-8 text (byte {exc.start})", file=name)]) from None
+    return parse_inventory_text(text, name)
+
+
+def parse_inventory_text(text: str, name: str) -> LoadedDocument:
+    source = SourceMap(name)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or "YAML syntax error"
+        hint = "indent with spaces; YAML does not allow tabs" if "\\t" in problem or "tab" in problem else ""
+        raise FabricError([Diagnostic(f"YAML syntax error: {problem}", "", name, line, column, hint)]) from None
+    except yaml.YAMLError as exc:
+        raise FabricError([Diagnostic(f"YAML error: {exc}", file=name, line=1, column=1)]) from None
+    if node is None:
+        raise FabricError(
+            [Diagnostic("the file is empty; expected a mapping with 'fabric', 'spines', 'leaves'", file=name, line=1, column=1)]
+        )
+    converter = _Converter(source)
+    data = converter.convert(node, ())
+    if converter.problems:
+        raise FabricError(converter.problems)
+    return LoadedDocument(data, source)
+
+
+class _Converter:
+    """Node graph -> plain data, with positions and guards."""
+
+    def __init__(self, source: SourceMap) -> None:
+        self.source = source
+        self.problems: list[Diagnostic] = []
+        self.count = 0
+        self.active: set[int] = set()
+        self.constructor = yaml.SafeLoader("")
+
+    def _problem(self, node: yaml.Node, path: PathKey, message: str, hint: str = "") -> None:
+        mark = node.start_mark
+        self.problems.append(Diagnostic(message, format_path(path), self.source.file, mark.line + 1, mark.column + 1, hint))
+
+    def convert(self, node: yaml.Node, path: PathKey) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            if self.count == MAX_NODES + 1:
+                self._problem(node, path, f"document expands to more than {MAX_NODES} values (alias bomb?)")
+            return None
+        if path not in self.source.values:
+            self.source.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if id(node) in self.active:
+            self._problem(node, path, "recursive alias: a value contains itself")
+            return None
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node, path)
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                if node.tag != "tag:yaml.org,2002:seq":
+                    self._problem(node, path, f"unsupported YAML tag {node.tag}")
+                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+            if isinstance(node, yaml.MappingNode):
+                return self._mapping(node, path)
+        finally:
+            self.active.discard(id(node))
+        self._problem(node, path, "unsupported YAML node")
+        return None
+
+    def _scalar(self, node: yaml.ScalarNode, path: PathKey) -> Any:
+        if node.tag == "tag:yaml.org,2002:timestamp":
+            return node.value
+        if node.tag not in _PLAIN_TAGS:
+            self._problem(node, path, f"unsupported YAML tag {node.tag}", "write plain strings, numbers, booleans, lists and mappings")
+            return None
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
+            self._problem(node, path, f"cannot read value {node.value!r}: {exc}")
+            return None
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            self._problem(node, path, f"expected a finite number, got {node.value!r}")
+            return None
+        return value
+
+    def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[str, Any]:
+        if node.tag != "tag:yaml.org,2002:map":
+            self._problem(node, path, f"unsupported YAML tag {node.tag}")
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                self._problem(key_node, path, "merge keys ('<<') are not supported", "write the keys out; they are few")
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self._problem(key_node, path, "mapping keys must be plain strings")
+                continue
+            key = str(key_node.value)
+            child = (*path, key)
+            position = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key in result:
+                first = self.source.keys.get(child, (0, 0))
+                self._problem(key_node, child, f"duplicate key '{key}' (first at line {first[0]})")
+                continue
+            self.source.keys[child] = position
+            result[key] = self.convert(value_node, child)
+        return result

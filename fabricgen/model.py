@@ -1,0 +1,282 @@
+"""The plan: one typed, frozen, vendor-neutral model of a fabric.
+
+Built once by the planner; renderers, checks and templates only read it. Every value a
+template prints is here already computed (names, addresses, ASNs, descriptions): templates
+format, they do not decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """One hardware catalog entry."""
+
+    name: str
+    vendor: str
+    description: str
+    ports: int
+    speed: int
+    lanes: int
+    form_factor: str
+    breakouts: dict[int, int]
+    platforms: tuple[str, ...]
+    queue_family: str = "trident"
+
+    def logical_ports(self, speed: int) -> int:
+        """Logical ports per cage when run at `speed` (0 when the model cannot)."""
+        return self.breakouts.get(speed, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """Facts about one operating system (from data/platforms.yml)."""
+
+    name: str
+    title: str
+    transport: str
+    ansible_network_os: str
+    mtu_default: int
+    mtu_max: int
+    interface_name: str
+    breakout_interface_name: str
+    management_interface: str
+    management_vrf: str
+    loopback_interface: str
+    svi_interface: str
+    cnp_traffic_class_default: int
+    queue_keywords: dict[str, str]
+
+    def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
+        """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
+        lane = (sub - 1) * max(lanes // per_cage, 1) + 1
+        pattern = self.interface_name if per_cage == 1 else self.breakout_interface_name
+        return pattern.format(port=port, sub=sub, lane=lane)
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    """A configured port of a device. `role`: uplink, downlink (to a lower tier), server (routed
+    /31), server-l2 (access port in the leaf's server VLAN), svi (the server VLAN's gateway)."""
+
+    name: str
+    port: int
+    sub: int
+    speed: int
+    role: str
+    address: str
+    prefix_length: int
+    peer_device: str
+    peer_interface: str
+    description: str
+    mtu: int
+    roce: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Breakout:
+    """A cage run as several logical ports: `count` x `speed` G."""
+
+    port: int
+    count: int
+    speed: int
+
+
+@dataclass(frozen=True, slots=True)
+class BgpNeighbor:
+    address: str
+    remote_asn: int
+    peer_device: str
+    peer_interface: str
+    peer_group: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    name: str
+    role: str
+    index: int
+    pod: int
+    platform: str
+    model: str
+    loopback: str
+    asn: int
+    router_id: str
+    management: str
+    management_prefix_length: int
+    management_gateway: str
+    serial: str
+    guid: str
+    guid_is_placeholder: bool
+    mtu: int
+    maximum_paths: int
+    interfaces: tuple[Interface, ...]
+    breakouts: tuple[Breakout, ...]
+    bgp_neighbors: tuple[BgpNeighbor, ...]
+    advertised_prefixes: tuple[str, ...]
+    """Prefix-list entries of what this device announces: its loopback, its server block."""
+    ports_total: int
+    ports_used: int
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    device: str
+    interface: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One cable. A end is the lower tier (server or leaf), Z end the upper."""
+
+    kind: str
+    a: Endpoint
+    z: Endpoint
+    speed: int
+    subnet: str
+    a_address: str
+    z_address: str
+    length_m: float
+
+
+@dataclass(frozen=True, slots=True)
+class ServerNic:
+    nic: int
+    leaf: str
+    leaf_interface: str
+    speed: int
+    address: str
+    gateway: str
+    prefix_length: int
+    port_guid: str
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    name: str
+    leaf: str
+    index: int
+    node_guid: str
+    nics: tuple[ServerNic, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RocePolicy:
+    no_drop_priority: int
+    dscp_data: int
+    dscp_cnp: int
+    cnp_traffic_class: dict[str, int]
+    ecn_enabled: bool
+    ecn_min_bytes: int
+    ecn_max_bytes: int
+    ecn_probability: int
+    pfc_watchdog: bool
+    watchdog_timeout_ms: int
+    watchdog_recovery_ms: int
+    watchdog_polling_ms: int
+    bandwidth_percent: int
+    mtu: dict[str, int]
+
+    @property
+    def host_tos(self) -> int:
+        """ToS byte a host sets for RoCE data: DSCP << 2 with ECT(0)."""
+        return (self.dscp_data << 2) | 2
+
+
+@dataclass(frozen=True, slots=True)
+class PoolUsage:
+    """How much of an address pool the plan uses. `needed` is one past the highest offset
+    allocated (slots reserved for growth count), `used` the addresses actually assigned."""
+
+    name: str
+    key: str
+    prefix: str
+    used: int
+    needed: int
+    capacity: int
+
+
+@dataclass(frozen=True, slots=True)
+class Oversubscription:
+    device: str
+    downlink_gbps: int
+    uplink_gbps: int
+
+    @property
+    def ratio(self) -> float:
+        return self.downlink_gbps / self.uplink_gbps if self.uplink_gbps else float("inf")
+
+
+@dataclass(frozen=True, slots=True)
+class SubnetManager:
+    host: str
+    priority: int
+    guid: str
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    name: str
+    pkey: int
+    membership: str
+    ipoib: bool
+    mtu: int
+    rate: int
+    sl: int
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class InfinibandPlan:
+    subnet_managers: tuple[SubnetManager, ...]
+    routing_engine: str
+    lmc: int
+    partitions: tuple[Partition, ...]
+    qos_enabled: bool
+    qos_max_vls: int
+    qos_sl2vl: tuple[int, ...]
+    qos_vlarb_high: str
+    qos_vlarb_low: str
+    guid_prefix: str
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    ntp: tuple[str, ...]
+    syslog: tuple[str, ...]
+    dns: tuple[str, ...]
+    domain: str
+    timezone: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    name: str
+    description: str
+    transport: str
+    source: str
+    devices: tuple[Device, ...]
+    links: tuple[Link, ...]
+    servers: tuple[Server, ...]
+    roce: RocePolicy | None
+    infiniband: InfinibandPlan | None
+    services: Services
+    bfd: bool
+    bfd_interval_ms: int
+    bfd_multiplier: int
+    pools: tuple[PoolUsage, ...]
+    oversubscription: tuple[Oversubscription, ...]
+    max_oversubscription: float
+    models: tuple[Model, ...]
+    platforms: tuple[Platform, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    def device(self, name: str) -> Device:
+        for device in self.devices:
+            if device.name == name:
+                return device
+        raise KeyError(name)

@@ -1,0 +1,36 @@
+"""The pipeline, top to bottom: load -> validate -> plan -> check. Rendering and writing
+read its result (see `render.py` and `write.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fabricgen.checks import check_plan
+from fabricgen.diagnostics import Diagnostic, FabricError, raise_if_errors
+from fabricgen.loader import load_inventory, resolve_inventory_path
+from fabricgen.model import Plan
+from fabricgen.planner import build_plan
+from fabricgen.schema import apply_defaults, validate_document
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    plan: Plan
+    warnings: tuple[Diagnostic, ...]
+
+
+def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
+    """Run every stage up to a checked plan; raise FabricError with all problems otherwise."""
+    document = load_inventory(inventory, display_name or str(resolve_inventory_path(inventory)))
+    problems = validate_document(document.data, document.source)
+    raise_if_errors(problems)
+    doc = apply_defaults(document.data)
+    plan = build_plan(doc, document.source)
+    findings = check_plan(plan, doc, document.source)
+    raise_if_errors(findings)
+    return Checked(plan, tuple(findings))
+
+
+__all__ = ["Checked", "FabricError", "load_and_plan"]

@@ -1,0 +1,156 @@
+"""Check the raw YAML against `schemas/fabric.schema.json` before anything is expanded, and fill
+in the schema's defaults. The schema is the one source of truth for keys, types and defaults;
+this module only turns jsonschema's findings into messages a network engineer can act on.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from fabricgen.diagnostics import Diagnostic
+from fabricgen.loader import PathKey, SourceMap
+
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "nothing",
+}
+
+_PATTERN_HINTS = {
+    "G$": "write speeds like 400G",
+    "(B|KB|MB)$": "write sizes like 150KB or 3MB",
+    "m$": "write lengths like 30m",
+    "/[0-9]{1,2}$": "write prefixes like 10.0.0.0/24",
+    "{index": "the pattern must contain {index} or {index:02d}",
+    "[a-z0-9-]{0,39}$": "use lower case letters, digits and dashes, at most 40 characters",
+    "0x[0-9a-fA-F]{16}$": "write GUIDs as 0x plus 16 hex digits, in quotes",
+}
+
+
+@cache
+def fabric_schema() -> dict[str, Any]:
+    text = resources.files("fabricgen").joinpath("data/fabric.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _subschema(schema: dict[str, Any], path: PathKey) -> dict[str, Any]:
+    """The schema that applies at `path` (object properties and array items only)."""
+    node = schema
+    for part in path:
+        if isinstance(part, int):
+            node = node.get("items", {})
+        elif part in node.get("properties", {}):
+            node = node["properties"][part]
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+        else:
+            return {}
+    return node
+
+
+def _message(error: jsonschema.ValidationError, source: SourceMap) -> list[Diagnostic]:
+    path: PathKey = tuple(error.absolute_path)
+    kind = error.validator
+    value = error.instance
+    if kind == "additionalProperties" and isinstance(value, dict):
+        allowed = sorted(_subschema(fabric_schema(), path).get("properties", {}))
+        known = set(allowed)
+        found = []
+        for key in sorted(k for k in value if k not in known):
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'?" if close else ("expected one of: " + ", ".join(allowed) if allowed else "")
+            found.append(source.diagnostic((*path, key), f"unknown key '{key}'", hint=hint, key=True))
+        return found
+    if kind == "required":
+        missing = str(error.message).split("'")[1] if "'" in error.message else str(error.validator_value)
+        return [source.diagnostic(path, f"missing required key '{missing}'", key=True)]
+    if kind == "type":
+        expected = error.validator_value
+        names = [_TYPE_NAMES.get(str(t), str(t)) for t in (expected if isinstance(expected, list) else [expected])]
+        return [source.diagnostic(path, f"expected {' or '.join(names)}, got {_describe(value)}")]
+    if kind == "enum":
+        options = ", ".join(str(v) for v in error.validator_value)
+        close = difflib.get_close_matches(str(value), [str(v) for v in error.validator_value], n=1)
+        hint = f"did you mean '{close[0]}'?" if close else ""
+        return [source.diagnostic(path, f"expected one of {options}; got {_describe(value)}", hint=hint)]
+    if kind == "pattern":
+        hint = next(
+            (h for key, h in _PATTERN_HINTS.items() if str(error.validator_value).endswith(key) or key in str(error.validator_value)), ""
+        )
+        return [source.diagnostic(path, f"{_describe(value)} is not in the expected form", hint=hint)]
+    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        bound = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than", "exclusiveMaximum": "less than"}[kind]
+        return [source.diagnostic(path, f"must be {bound} {error.validator_value}, got {_describe(value)}")]
+    if kind == "format":
+        return [source.diagnostic(path, f"{_describe(value)} is not a valid {error.validator_value} address")]
+    if kind in ("minItems", "maxItems"):
+        return [
+            source.diagnostic(path, f"list must have {'at least' if kind == 'minItems' else 'at most'} {error.validator_value} entries")
+        ]
+    if kind == "uniqueItems":
+        return [source.diagnostic(path, "entries must be unique")]
+    if kind == "propertyNames":
+        return [source.diagnostic(path, error.message)]
+    return [source.diagnostic(path, error.message)]
+
+
+def validate_document(data: Any, source: SourceMap) -> list[Diagnostic]:
+    """Every schema violation in `data`, sorted by position."""
+    validator = jsonschema.Draft202012Validator(fabric_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    diagnostics: list[Diagnostic] = []
+    for error in validator.iter_errors(data):
+        diagnostics.extend(_message(error, source))
+    unique = {(d.line, d.column, d.path, d.message): d for d in diagnostics}
+    return [unique[k] for k in sorted(unique)]
+
+
+def apply_defaults(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a schema-valid document with every schema default filled in."""
+    result = copy.deepcopy(data)
+    _fill(fabric_schema(), result)
+    return result
+
+
+def _fill(schema: dict[str, Any], value: Any) -> None:
+    if isinstance(value, dict):
+        for key, sub in schema.get("properties", {}).items():
+            if key not in value:
+                if "default" in sub:
+                    value[key] = copy.deepcopy(sub["default"])
+                elif sub.get("type") == "object" and "properties" in sub and not sub.get("required"):
+                    value[key] = {}
+            if key in value:
+                _fill(sub, value[key])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key in value:
+                if key not in schema.get("properties", {}):
+                    _fill(extra, value[key])
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            _fill(schema["items"], item)

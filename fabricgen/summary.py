@@ -1,0 +1,98 @@
+"""`fabricgen plan`: the plan as a few rich tables a reviewer can read in a terminal."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from rich.console import Console
+from rich.table import Table
+
+from fabricgen.model import Plan
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for column in columns:
+        table.add_column(
+            column, justify="right" if column[:1].islower() is False and column in {"count", "used", "free", "cables", "ports"} else "left"
+        )
+    return table
+
+
+def print_summary(plan: Plan, console: Console) -> None:
+    console.print(f"[bold]{plan.name}[/bold] ({plan.transport}) {plan.description}")
+
+    tiers = _table("Devices", "role", "model", "platform", "count", "ports used", "ports free")
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    totals: dict[tuple[str, str, str], int] = {}
+    for device in plan.devices:
+        key = (device.role, device.model, device.platform)
+        groups[key].append(device.ports_used)
+        totals[key] = device.ports_total
+    for (role, model, platform), used in groups.items():
+        tiers.add_row(
+            role,
+            model,
+            platform,
+            str(len(used)),
+            f"{min(used)}-{max(used)}" if min(used) != max(used) else str(used[0]),
+            str(totals[(role, model, platform)] - max(used)),
+        )
+    console.print(tiers)
+
+    cables = _table("Cables", "tier", "speed", "count", "length")
+    counts = Counter((link.kind, link.speed, link.length_m) for link in plan.links)
+    for (kind, speed, length), count in sorted(counts.items()):
+        cables.add_row(kind, f"{speed}G", str(count), f"{length:g} m")
+    console.print(cables)
+
+    nics = sum(len(server.nics) for server in plan.servers)
+    console.print(f"GPU/NIC endpoints: {len(plan.servers)} servers, {nics} NIC ports")
+
+    if plan.pools:
+        pools = _table("Address pools", "pool", "prefix", "used", "reserved", "size", "utilisation")
+        for pool in plan.pools:
+            pools.add_row(
+                pool.name, pool.prefix, str(pool.used), str(pool.needed), str(pool.capacity), f"{100 * pool.needed / pool.capacity:.1f} %"
+            )
+        console.print(pools)
+
+    if plan.transport == "roce":
+        asns = _table("ASNs", "role", "ASN")
+        spine_asns = sorted({d.asn for d in plan.devices if d.role == "spine"})
+        leaf_asns = sorted(d.asn for d in plan.devices if d.role == "leaf")
+        asns.add_row("spine", ", ".join(map(str, spine_asns)))
+        if leaf_asns:
+            asns.add_row("leaf", f"{leaf_asns[0]}-{leaf_asns[-1]} ({len(leaf_asns)})")
+        console.print(asns)
+
+    over = _table("Oversubscription", "leaf", "to servers", "to spines", "ratio")
+    for item in plan.oversubscription:
+        over.add_row(item.device, f"{item.downlink_gbps}G", f"{item.uplink_gbps}G", f"{item.ratio:.2f}:1")
+    down = sum(o.downlink_gbps for o in plan.oversubscription)
+    up = sum(o.uplink_gbps for o in plan.oversubscription)
+    over.add_row("[bold]leaf tier[/bold]", f"{down}G", f"{up}G", f"{down / up:.2f}:1" if up else "-")
+    console.print(over)
+    console.print(f"allowed: {plan.max_oversubscription:g}:1")
+
+    if plan.roce:
+        r = plan.roce
+        policy = _table("RoCEv2 policy", "setting", "value")
+        policy.add_row("no-drop priority (PFC)", str(r.no_drop_priority))
+        policy.add_row("DSCP data / CNP", f"{r.dscp_data} / {r.dscp_cnp} (host ToS {r.host_tos})")
+        policy.add_row("CNP traffic class", ", ".join(f"{k} {v}" for k, v in sorted(r.cnp_traffic_class.items())))
+        policy.add_row(
+            "ECN", f"{r.ecn_min_bytes // 1000} KB - {r.ecn_max_bytes // 1000} KB, {r.ecn_probability} %" if r.ecn_enabled else "off"
+        )
+        policy.add_row(
+            "PFC watchdog", f"{r.watchdog_timeout_ms} ms timeout, {r.watchdog_recovery_ms} ms recovery" if r.pfc_watchdog else "off"
+        )
+        policy.add_row("MTU", ", ".join(f"{k} {v}" for k, v in sorted(r.mtu.items())))
+        console.print(policy)
+    if plan.infiniband:
+        ib = plan.infiniband
+        console.print(
+            f"routing {ib.routing_engine}, lmc {ib.lmc}, {len(ib.partitions)} partition(s), QoS {'on' if ib.qos_enabled else 'off'}"
+        )
+        for sm in ib.subnet_managers:
+            console.print(f"subnet manager {sm.host} priority {sm.priority}")
