@@ -33,8 +33,8 @@ def prefix_base_size(prefix: str) -> tuple[int, int]:
 
 
 def loopback_offset(role: str, index: int, spine_slots: int) -> int:
-    """Spines fill the first `spine_slots` addresses, leaves follow."""
-    return index - 1 if role == "spine" else spine_slots + index - 1
+    """Spines fill addresses 1..spine_slots of the pool, leaves follow (the .0 stays unused)."""
+    return index if role == "spine" else spine_slots + index
 
 
 def management_offset(role: str, index: int, spine_slots: int) -> int:

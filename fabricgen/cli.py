@@ -79,3 +79,63 @@ def plan(inventory: Path, output_format: str) -> None:
     from fabricgen.summary import print_summary
 
     print_summary(checked.plan, Console(highlight=False))
+
+
+@main.command()
+@INVENTORY
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Output folder [default: build/<fabric>]")
+@click.option("--limit", help="Render only these devices (comma-separated names); other files stay as they are")
+@click.option(
+    "--templates",
+    "template_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder of override templates (repeatable)",
+)
+@click.option(
+    "--check", is_flag=True, help="Change nothing; exit 1 and list the differences when the output is not what the inventory renders to"
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only problems")
+def render(inventory: Path, output: Path | None, limit: str | None, template_dirs: tuple[Path, ...], check: bool, quiet: bool) -> None:
+    """Validate, plan, render and write INVENTORY's configs and artefacts."""
+    from fabricgen.loader import resolve_inventory_path
+    from fabricgen.render import RenderContext, render_files
+    from fabricgen.templating import user_template_dirs
+    from fabricgen.write import compare, write_tree
+
+    checked = checked_plan(inventory)
+    plan = checked.plan
+    out = output or Path("build") / plan.name
+    names = {d.name for d in plan.devices}
+    selected = None
+    if limit:
+        selected = frozenset(n.strip() for n in limit.split(",") if n.strip())
+        unknown = sorted(selected - names)
+        if unknown:
+            err_console.print(f"--limit: unknown device(s): {', '.join(unknown)}", style="red", markup=False)
+            sys.exit(EXIT_BAD_INPUT)
+    context = RenderContext(user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs), selected)
+    files = run_stage(lambda: render_files(plan, context))
+    if selected is not None:
+        files = {path: text for path, text in files.items() if not path.startswith("configs/") or Path(path).stem in selected}
+    if check:
+        summary = compare(out, files)
+        if selected is not None:
+            summary.removed = []
+        if summary.differs:
+            for label, paths in (("added", summary.added), ("changed", summary.changed), ("removed", summary.removed)):
+                for path in paths:
+                    click.echo(f"{label}: {out / path}")
+            err_console.print(f"{out} is not what {inventory} renders to; run fabricgen render", style="red", markup=False)
+            sys.exit(1)
+        if not quiet:
+            click.echo(f"{out}: up to date ({len(summary.unchanged)} files)")
+        return
+    summary = run_stage(lambda: write_tree(out, files, keep_unlisted_owned=selected is not None))
+    if not quiet:
+        click.echo(
+            f"{out}: {len(summary.changed)} changed, {len(summary.unchanged)} unchanged, {len(summary.added)} added, {len(summary.removed)} removed"
+        )
+        devices = sorted(Path(p).stem for p in (*summary.changed, *summary.added) if p.startswith("configs/"))
+        if devices:
+            click.echo("devices with config changes: " + ", ".join(devices))
