@@ -88,7 +88,7 @@ def ansible_inventory(plan: Plan, context: RenderContext) -> dict[str, str]:
             children.setdefault(group, {"hosts": {}})["hosts"][device.name] = dict(host)
     if plan.infiniband:
         sm_hosts: dict[str, dict[str, str | int]] = {sm.host: {"opensm_priority": sm.priority} for sm in plan.infiniband.subnet_managers}
-        children["opensm"] = {"hosts": sm_hosts}  # type: ignore[dict-item]
+        children["opensm"] = {"hosts": sm_hosts}
     document = {
         "all": {
             "vars": {"fabricgen_fabric": plan.name, "fabricgen_build": "{{ inventory_dir }}/.."},
