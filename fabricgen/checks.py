@@ -48,13 +48,47 @@ def check_pools(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
                 yield source.diagnostic(tuple(key_b.split(".")), f"pool {net_b} overlaps {key_a} ({net_a})")
 
 
-def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    names = Counter(d.name for d in plan.devices)
-    names.update(s.name for s in plan.servers)
+MAX_LISTED = 10
+"""Repeated findings of one kind beyond this are summarised, so the root cause stays visible."""
+
+
+def _first_path(source: SourceMap, *candidates: PathKey) -> PathKey:
+    """The first candidate key path written in the inventory file (the last one otherwise)."""
+    for path in candidates:
+        if path in source.keys or path in source.values:
+            return path
+    return candidates[-1]
+
+
+def _pinned_addresses(doc: dict[str, Any]) -> dict[str, PathKey]:
+    pins: dict[str, PathKey] = {}
+    for key in ("spines", "leaves"):
+        for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
+            for field in ("loopback", "management"):
+                if field in node:
+                    pins[node[field]] = (key, "nodes", position, field)
+    return pins
+
+
+def check_names(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    by_name: dict[str, list[str]] = defaultdict(list)
+    where: dict[str, PathKey] = {}
     for device in plan.devices:
-        if names[device.name] > 1:
-            names[device.name] = 0
-            yield source.diagnostic(_node_path(doc, device.role, device.index, "name"), f"duplicate name '{device.name}'")
+        by_name[device.name].append(f"{device.role} {device.index}")
+        path = _node_path(doc, device.role, device.index, "name")
+        if device.name not in where or path[-1] == "name":
+            where[device.name] = path
+    device_clash = any(len(users) > 1 for users in by_name.values())
+    for server in [] if device_clash else plan.servers:
+        by_name[server.name].append(f"server on {server.leaf}")
+        where.setdefault(server.name, ("servers", "name"))
+    for name, users in sorted(by_name.items()):
+        if len(users) > 1:
+            yield source.diagnostic(where[name], f"duplicate name '{name}' ({', '.join(users)})")
+
+
+def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    pins = _pinned_addresses(doc)
     owners: dict[str, list[str]] = defaultdict(list)
     for device in plan.devices:
         for address, what in ((device.loopback, "loopback"), (device.management, "management")):
@@ -67,23 +101,23 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
         for nic in server.nics:
             if nic.address and nic.address != nic.gateway:
                 owners[nic.address].append(f"{server.name} nic{nic.nic}")
-    for address, users in sorted(owners.items()):
-        if len(users) > 1:
-            yield Diagnostic(
-                f"address {address} is used more than once: {', '.join(sorted(users))}",
-                "addressing",
-                source.file,
-                *source.locate(("addressing",)),
-            )
+    clashes = [(address, users) for address, users in sorted(owners.items()) if len(users) > 1]
+    for address, users in clashes[:MAX_LISTED]:
+        yield source.diagnostic(pins.get(address, ("addressing",)), f"address {address} is used more than once: {', '.join(sorted(users))}")
+    if len(clashes) > MAX_LISTED:
+        yield source.diagnostic(("addressing",), f"... and {len(clashes) - MAX_LISTED} more addresses used more than once")
     asns: dict[int, list[str]] = defaultdict(list)
     for device in plan.devices:
         if device.role == "leaf" and device.asn:
             asns[device.asn].append(device.name)
     spine_asns = {d.asn for d in plan.devices if d.role == "spine"}
+    asn_pins = {
+        node["asn"]: ("leaves", "nodes", i, "asn") for i, node in enumerate(doc.get("leaves", {}).get("nodes", [])) if "asn" in node
+    }
     for asn, users in sorted(asns.items()):
         if len(users) > 1:
             yield source.diagnostic(
-                ("bgp", "leaf_asn"),
+                asn_pins.get(asn, ("bgp", "leaf_asn")),
                 f"ASN {asn} is used by several leaves: {', '.join(sorted(users))}",
                 hint="RFC 7938 gives each leaf its own ASN",
             )
@@ -92,33 +126,49 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
 
 
 def check_ports(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    exhausted: dict[tuple[str, str, int, int], list[str]] = defaultdict(list)
+    collisions: dict[tuple[str, int, int, int], list[str]] = defaultdict(list)
     for device in plan.devices:
-        over = [i for i in device.interfaces if i.port > device.ports_total]
-        if over:
-            key = ("servers", "per_leaf") if device.role == "leaf" else ("leaves",)
-            yield source.diagnostic(
-                key, f"{device.name} ({device.model}) runs out of ports: it needs cage {max(i.port for i in over)} of {device.ports_total}"
-            )
+        highest = max((i.port for i in device.interfaces), default=0)
+        if highest > device.ports_total:
+            exhausted[(device.role, device.model, highest, device.ports_total)].append(device.name)
         cages: dict[int, set[str]] = defaultdict(set)
         for iface in device.interfaces:
             if iface.port:
                 cages[iface.port].add(iface.role)
-        clash = sorted(port for port, roles in cages.items() if "uplink" in roles and len(roles) > 1)
-        if clash:
-            yield source.diagnostic(
-                ("uplinks",),
-                f"{device.name}: server ports and uplinks collide on cage(s) {', '.join(map(str, clash))}: {sum(1 for i in device.interfaces if i.role.startswith('server'))} server ports and {sum(1 for i in device.interfaces if i.role == 'uplink')} uplinks do not fit {device.ports_total} cages",
-            )
+        if any("uplink" in roles and len(roles) > 1 for roles in cages.values()):
+            servers = sum(1 for i in device.interfaces if i.role.startswith("server"))
+            uplinks = sum(1 for i in device.interfaces if i.role == "uplink")
+            collisions[(device.model, servers, uplinks, device.ports_total)].append(device.name)
+    for (role, model, highest, total), names in sorted(exhausted.items()):
+        key = ("servers", "per_leaf") if role == "leaf" else ("leaves",)
+        yield source.diagnostic(key, f"{_names(names)} ({model}) run out of ports: the plan needs cage {highest}, the model has {total}")
+    for (model, servers, uplinks, total), names in sorted(collisions.items()):
+        yield source.diagnostic(
+            _first_path(source, ("uplinks", "first_port"), ("servers", "per_leaf")),
+            f"{_names(names)} ({model}): {servers} server ports and {uplinks} uplinks do not fit {total} cages; server ports run into the uplink cages",
+        )
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_LISTED])
+    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
 
 
 def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    groups: dict[tuple[int, int], list[str]] = defaultdict(list)
     for item in plan.oversubscription:
         if item.ratio > plan.max_oversubscription + 1e-9:
-            yield source.diagnostic(
-                ("oversubscription", "max_ratio"),
-                f"{item.device} is oversubscribed {item.ratio:.2f}:1 ({item.downlink_gbps}G to servers, {item.uplink_gbps}G to spines); allowed {plan.max_oversubscription:g}:1",
-                hint="add spines or parallel uplinks, or attach fewer servers per leaf",
-            )
+            groups[(item.downlink_gbps, item.uplink_gbps)].append(item.device)
+    path = _first_path(source, ("oversubscription", "max_ratio"), ("servers", "per_leaf"))
+    for (down, up), devices in sorted(groups.items()):
+        names = ", ".join(devices[:MAX_LISTED]) + (f" and {len(devices) - MAX_LISTED} more" if len(devices) > MAX_LISTED else "")
+        ratio = f"{down / up:.2f}:1" if up else "with no uplinks"
+        yield source.diagnostic(
+            path,
+            f"{names} {'is' if len(devices) == 1 else 'are'} oversubscribed {ratio} ({down}G to servers, {up}G to spines); allowed {plan.max_oversubscription:g}:1",
+            hint="add spines or parallel uplinks, or attach fewer servers per leaf",
+        )
 
 
 def check_roce(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -158,11 +208,6 @@ def check_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[D
             )
 
 
-def check_speeds(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    # Speeds a model cannot run are refused by the planner, which needs them to number ports.
-    return ()
-
-
 def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
     ib = plan.infiniband
     if ib is None:
@@ -180,20 +225,19 @@ def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
         yield Diagnostic(message, "guid_prefix", source.file, *source.locate(()), severity=Severity.WARNING)
 
 
-CHECKS: tuple[Check, ...] = (
-    check_pools,
-    check_duplicates,
-    check_ports,
-    check_oversubscription,
-    check_roce,
-    check_asns,
-    check_speeds,
-    check_infiniband,
-)
+STRUCTURAL_CHECKS: tuple[Check, ...] = (check_pools, check_ports)
+"""Root causes: when one of these fails, addresses spill into neighbouring blocks and the
+duplicate-address check would only repeat the same problem hundreds of times."""
+
+CHECKS: tuple[Check, ...] = (check_names, check_oversubscription, check_roce, check_asns, check_infiniband)
 
 
 def check_plan(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
     found: list[Diagnostic] = []
+    for check in STRUCTURAL_CHECKS:
+        found.extend(check(plan, doc, source))
+    if not any(d.is_error for d in found):
+        found.extend(check_duplicates(plan, doc, source))
     for check in CHECKS:
         found.extend(check(plan, doc, source))
     return found

@@ -19,6 +19,7 @@ from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.pipeline import Checked, load_and_plan
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
 T = TypeVar("T")
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -39,6 +40,15 @@ def run_stage(action: Callable[[], T]) -> T:
         errors = sum(1 for d in exc.diagnostics if d.is_error)
         err_console.print(f"{errors} error(s); nothing written.", style="bold red", markup=False)
         sys.exit(EXIT_BAD_INPUT)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # a bug of ours: say so plainly, keep the output untouched
+        err_console.print(
+            f"internal error: {type(exc).__name__}: {exc}; nothing written. Please report it with the inventory.",
+            style="bold red",
+            markup=False,
+        )
+        sys.exit(EXIT_INTERNAL)
 
 
 def checked_plan(inventory: Path) -> Checked:

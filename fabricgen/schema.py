@@ -92,7 +92,9 @@ def _message(error: jsonschema.ValidationError, source: SourceMap) -> list[Diagn
     if kind == "type":
         expected = error.validator_value
         names = [_TYPE_NAMES.get(str(t), str(t)) for t in (expected if isinstance(expected, list) else [expected])]
-        return [source.diagnostic(path, f"expected {' or '.join(names)}, got {_describe(value)}")]
+        pattern = str(error.schema.get("pattern", "")) if isinstance(error.schema, dict) else ""
+        hint = next((h for key, h in _PATTERN_HINTS.items() if pattern and key in pattern), "")
+        return [source.diagnostic(path, f"expected {' or '.join(names)}, got {_describe(value)}", hint=hint)]
     if kind == "enum":
         options = ", ".join(str(v) for v in error.validator_value)
         close = difflib.get_close_matches(str(value), [str(v) for v in error.validator_value], n=1)

@@ -1,0 +1,5 @@
+"""`python -m fabricgen` runs the CLI."""
+
+from fabricgen.cli import main
+
+main()
