@@ -6,6 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 EXAMPLE ?= inventories/pod-roce-400g
 DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server
+LINT_PATHS := fabricgen tests $(wildcard benchmarks/*.py)
 
 .PHONY: render test lint typecheck debian-packages goldens benchmark clean
 
@@ -33,8 +34,8 @@ debian-packages:
 	fi
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff format --check fabricgen tests benchmarks
-	$(BIN)/ruff check fabricgen tests benchmarks
+	$(BIN)/ruff format --check $(LINT_PATHS)
+	$(BIN)/ruff check $(LINT_PATHS)
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
