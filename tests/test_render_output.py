@@ -3,6 +3,7 @@ when a leaf is added, and the RoCE switches (ECN, watchdog) followed to the lett
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -27,7 +28,7 @@ def test_configs_are_clean_text(inventory: str) -> None:
         lines = text.split("\n")
         assert text.endswith("\n") and not text.endswith("\n\n"), path
         assert [n for n, line in enumerate(lines, 1) if line != line.rstrip()] == [], f"{path}: trailing whitespace"
-        assert [n for n, (a, b) in enumerate(zip(lines, lines[1:], strict=False), 1) if a == b == ""] == [], f"{path}: blank-line run"
+        assert [n for n, (a, b) in enumerate(itertools.pairwise(lines), 1) if a == b == ""] == [], f"{path}: blank-line run"
         assert "\t" not in text, path
         if path.startswith("configs/"):  # hosts.yml carries Ansible's own {{ inventory_dir }} on purpose
             assert leftovers(text) == [], path
@@ -65,7 +66,9 @@ def test_render_is_deterministic_across_hash_seeds(inventory: str, tmp_path: Pat
     assert first == second
 
 
-@pytest.mark.parametrize(("inventory", "new_leaf"), [("inventories/pod-mixed", "pod2-leaf09"), ("tests/goldens/inventories/tiny-eos", "teos-leaf3")])
+@pytest.mark.parametrize(
+    ("inventory", "new_leaf"), [("inventories/pod-mixed", "pod2-leaf09"), ("tests/goldens/inventories/tiny-eos", "teos-leaf3")]
+)
 def test_adding_a_leaf_changes_only_that_leaf_and_the_spines(inventory: str, new_leaf: str, tmp_path: Path) -> None:
     src = ROOT / inventory / "fabric.yml"
     doc = yaml.safe_load(src.read_text(encoding="utf-8"))
