@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from jinja2.exceptions import SecurityError
 
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext, leftovers, render_files
+from fabricgen.templating import environment
 from tests.conftest import ROOT
 from tests.render_cases import device_configs, inventory_ids, rendered
 
@@ -109,3 +111,31 @@ def test_no_secrets_in_configs(inventory: str) -> None:
     for device, config in device_configs(inventory):
         for word in ("username", "secret", "password", "snmp-server community", "key "):
             assert word not in config, f"{device.name}: {word}"
+
+
+def test_user_template_overrides_one_feature_in_the_sandbox(tmp_path: Path) -> None:
+    """A per-fabric override replaces one feature file; the rest still comes from the built-in
+    templates, and everything runs in Jinja's immutable sandbox."""
+    override = tmp_path / "templates" / "eos"
+    override.mkdir(parents=True)
+    (override / "header.j2").write_text("! {{ device.name }} (site header)\n!\n", encoding="utf-8")
+    plan, files = rendered("tests/goldens/inventories/tiny-eos")
+    custom = render_files(plan, RenderContext(user_template_dirs=(tmp_path / "templates",)))
+    name = "configs/teos-leaf1.cfg"
+    assert custom[name].startswith("! teos-leaf1 (site header)\n!\nservice routing protocols model multi-agent\n")
+    assert custom[name].split("service routing", 1)[1] == files[name].split("service routing", 1)[1]
+    (override / "header.j2").write_text("{{ device.interfaces.__class__.__mro__ }}\n", encoding="utf-8")
+    environment.cache_clear()
+    with pytest.raises(SecurityError):
+        render_files(plan, RenderContext(user_template_dirs=(tmp_path / "templates",)))
+
+
+def test_readme_leaf_excerpt_is_what_render_writes() -> None:
+    """The README's rendered-leaf excerpt is cut from the real pod1-leaf01 config, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    excerpt = readme.split("## What a rendered leaf looks like", 1)[1].split("```", 2)[1].strip("\n").split("\n")
+    _, files = rendered("inventories/pod-roce-400g")
+    config = files["configs/pod1-leaf01.cfg"].split("\n")
+    position = 0
+    for line in excerpt:
+        position = config.index(line, position) + 1
