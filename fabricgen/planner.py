@@ -44,6 +44,8 @@ from fabricgen.model import (
 from fabricgen.units import length_m, size_bytes, speed_gbps
 
 TIERS = (("spines", "spine"), ("leaves", "leaf"))
+QUEUES = 8
+"""Egress queues (traffic classes 0-7) of the RoCE profile on every Ethernet platform."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -605,9 +607,6 @@ def _roce_policy(doc: dict[str, Any], all_platforms: dict[str, Platform]) -> Roc
 def _threshold(size: int) -> str:
     """A buffer threshold in the unit the switches print: kbytes (1 KB = 1000 bytes) when exact."""
     return f"{size // 1000} kbytes" if size % 1000 == 0 else f"{size} bytes"
-
-
-QUEUES = 8
 
 
 def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, Any], ecn: bool) -> QosProfile:
