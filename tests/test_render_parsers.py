@@ -2,13 +2,15 @@
 examples goes through the arista.eos / cisco.nxos resource modules in `state: parsed` (their
 real `main()`, in-process, no device), each fed the section its `show running-config` filter
 returns. What they read back must equal the plan: interfaces, /31 addresses, MTU, loopback,
-management address, BGP ASN, router id, neighbors and their remote-as."""
+management address, BGP ASN, router id, neighbors and their remote-as, ECMP width, and an
+advertisement policy that lets out the loopback and server subnets and nothing of the fabric."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
 import io
+import ipaddress
 import json
 from typing import Any
 
@@ -97,6 +99,39 @@ def _check_eos(device: Device, config: str) -> None:
         assert int(remote_as) == neighbor.remote_asn, neighbor.address
         assert neighbor.remote_asn != device.asn  # eBGP only, no iBGP between spines
 
+    assert len(bgp["redistribute"]) == 1 and bgp["redistribute"][0]["protocol"] == "connected"
+    route_map = bgp["redistribute"][0]["route_map"]
+    (rm,) = [r for r in parsed("arista.eos", "eos_route_maps", section(config, r"^route-map ")) if r["route_map"] == route_map]
+    (entry,) = rm["entries"]
+    assert entry["action"] == "permit"
+    prefix_list = entry["match"]["ip"]["address"]["prefix_list"]
+    (lists,) = parsed("arista.eos", "eos_prefix_lists", section(config, r"prefix-list"))
+    (pl,) = [p for p in lists["prefix_lists"] if p["name"] == prefix_list]
+    rules = [(e["action"], e["address"], e.get("match", {}).get("masklen")) for e in pl["entries"]]
+    _check_advertisement(device, rules)
+
+
+def _check_advertisement(device: Device, rules: list[tuple[str, str, int | None]]) -> None:
+    """The prefix list (as the vendor parser read it) equals the plan's entries, lets out the
+    loopback and every server subnet, and keeps every fabric /31 in."""
+    assert [f"{address}{f' le {le}' if le else ''}" for _, address, le in rules] == list(device.advertised_prefixes)
+
+    def permitted(prefix: str) -> bool:
+        net = ipaddress.ip_network(prefix, strict=False)
+        for action, address, le in rules:
+            base = ipaddress.ip_network(address)
+            if action == "permit" and net.subnet_of(base) and base.prefixlen <= net.prefixlen <= (le or base.prefixlen):
+                return True
+        return False
+
+    assert permitted(f"{device.loopback}/32")
+    for interface in device.interfaces:
+        connected = f"{interface.address}/{interface.prefix_length}"
+        if interface.role in ("uplink", "downlink"):
+            assert not permitted(connected), connected
+        elif interface.address:
+            assert permitted(connected), connected
+
 
 def _check_nxos(device: Device, config: str) -> None:
     interfaces = section(config, INTERFACE_SECTION)
@@ -132,3 +167,18 @@ def _check_nxos(device: Device, config: str) -> None:
     af = {n["neighbor_address"]: n["address_family"] for n in families["neighbors"]}
     for neighbor in device.bgp_neighbors:
         assert {"afi": "ipv4", "safi": "unicast"} in af[neighbor.address]
+
+    (family,) = parsed("cisco.nxos", "nxos_bgp_address_family", router)["address_family"]
+    assert (family["afi"], family["safi"]) == ("ipv4", "unicast")
+    assert family["maximum_paths"] == {"parallel_paths": device.maximum_paths}
+    (redistribute,) = family["redistribute"]
+    assert redistribute["protocol"] == "direct"
+    (rm,) = [
+        r for r in parsed("cisco.nxos", "nxos_route_maps", section(config, r"^route-map")) if r["route_map"] == redistribute["route_map"]
+    ]
+    (entry,) = rm["entries"]
+    assert entry["action"] == "permit"
+    (prefix_list,) = entry["match"]["ip"]["address"]["prefix_lists"]
+    (lists,) = parsed("cisco.nxos", "nxos_prefix_lists", section(config, r"ip(.*) prefix-list"))
+    (pl,) = [p for p in lists["prefix_lists"] if p["name"] == prefix_list]
+    _check_advertisement(device, [(e["action"], e["prefix"], e.get("le")) for e in pl["entries"]])
