@@ -48,6 +48,14 @@ class Platform:
     svi_interface: str
     cnp_traffic_class_default: int
     queue_keywords: dict[str, str]
+    names: dict[str, str] = field(default_factory=dict)
+    """Names of config objects the templates print (QoS policies, prefix list, route map)."""
+    qos: dict[str, str] = field(default_factory=dict)
+    """Queue naming and listing conventions of the platform's QoS configuration."""
+    speed_format: str = ""
+    """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
+    breakout_speed_format: str = ""
+    """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
@@ -73,6 +81,10 @@ class Interface:
     description: str
     mtu: int
     roce: bool
+    vlan: int = 0
+    """Access VLAN of a `server-l2` port."""
+    speed_setting: str = ""
+    """What follows `speed` on this platform, or empty when the port runs its default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +104,16 @@ class BgpNeighbor:
     peer_interface: str
     peer_group: str
     description: str
+    inherits_remote_as: bool = False
+    """True when the peer group carries this neighbor's remote-as (a tier sharing one ASN)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PeerGroup:
+    """A BGP peer group (EOS) or peer template (NX-OS); `remote_asn` 0 when set per neighbor."""
+
+    name: str
+    remote_asn: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +142,10 @@ class Device:
     """Prefix-list entries of what this device announces: its loopback, its server block."""
     ports_total: int
     ports_used: int
+    peer_groups: tuple[PeerGroup, ...] = ()
+    vlans: tuple[int, ...] = ()
+    queue_keyword: str = ""
+    """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +191,35 @@ class Server:
 
 
 @dataclass(frozen=True, slots=True)
+class QosQueue:
+    """One egress queue (traffic class) of a platform's RoCE profile, as its config names it."""
+
+    traffic_class: int
+    name: str
+    """Queue or class name: NX-OS `c-out-8q-q3` / `c-8q-nq3`, EOS the queue number."""
+    bandwidth_percent: int
+    """Scheduler share; the non-strict queues of a platform's list sum to 100."""
+    strict: bool
+    ecn: bool
+    no_drop: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QosProfile:
+    """The RoCE policy resolved for one platform: names, classes and queue lists to print."""
+
+    platform: str
+    names: dict[str, str]
+    data_traffic_class: int
+    cnp_traffic_class: int
+    mtu: int
+    queues: tuple[QosQueue, ...]
+    """Egress queues the platform's queuing config lists, in its running-config order."""
+    pause_queues: tuple[QosQueue, ...]
+    """Classes of the network-qos (pause/MTU) policy: the no-drop class and the default."""
+
+
+@dataclass(frozen=True, slots=True)
 class RocePolicy:
     no_drop_priority: int
     dscp_data: int
@@ -180,6 +235,10 @@ class RocePolicy:
     watchdog_polling_ms: int
     bandwidth_percent: int
     mtu: dict[str, int]
+    ecn_min: str = ""
+    """ECN thresholds as the switches take them: `150 kbytes` (1 KB = 1000 bytes) or `N bytes`."""
+    ecn_max: str = ""
+    profiles: dict[str, QosProfile] = field(default_factory=dict)
 
     @property
     def host_tos(self) -> int:

@@ -8,6 +8,7 @@ built but is wrong (pools too small, ports exhausted, oversubscription) is left 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,12 @@ from fabricgen.model import (
     Model,
     Oversubscription,
     Partition,
+    PeerGroup,
     Plan,
     Platform,
     PoolUsage,
+    QosProfile,
+    QosQueue,
     RocePolicy,
     Server,
     ServerNic,
@@ -40,6 +44,8 @@ from fabricgen.model import (
 from fabricgen.units import length_m, size_bytes, speed_gbps
 
 TIERS = (("spines", "spine"), ("leaves", "leaf"))
+QUEUES = 8
+"""Egress queues (traffic classes 0-7) of the RoCE profile on every Ethernet platform."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +292,7 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                         f"{server_name} nic{nic}",
                         mtu,
                         roce is not None,
+                        vlan=servers_cfg["vlan"] if server_mode == "subnet" else 0,
                     )
                 )
                 links.append(
@@ -446,7 +453,8 @@ def _device(
     transport: str,
     guid_prefix: int,
 ) -> Device:
-    ifaces = tuple(sorted(interfaces, key=lambda i: (i.port, i.sub, i.name)))
+    ifaces = tuple(sorted((_with_speed(i, node, breakouts) for i in interfaces), key=lambda i: (i.port, i.sub, i.name)))
+    groups, neighbors = _peer_groups(neighbors)
     guid = node.guid or (_placeholder_guid(guid_prefix, 1 if node.role == "spine" else 2, node.index) if transport == "infiniband" else "")
     return Device(
         name=node.name,
@@ -472,7 +480,34 @@ def _device(
         advertised_prefixes=tuple(dict.fromkeys(advertised)),
         ports_total=node.model.ports,
         ports_used=len({i.port for i in ifaces if i.port}),
+        peer_groups=groups,
+        vlans=tuple(sorted({i.vlan for i in ifaces if i.vlan})),
+        queue_keyword=node.platform.queue_keywords.get(node.model.queue_family, ""),
     )
+
+
+def _with_speed(interface: Interface, node: TierNode, breakouts: dict[int, Breakout]) -> Interface:
+    """Fill in the platform's `speed` value of a front-panel port (platform data decides the format)."""
+    if not interface.port:
+        return interface
+    breakout = breakouts.get(interface.port)
+    pattern = node.platform.breakout_speed_format if breakout else node.platform.speed_format
+    lanes = node.model.lanes // breakout.count if breakout else node.model.lanes
+    setting = pattern.format(speed=interface.speed, mbps=interface.speed * 1000, lanes=max(lanes, 1))
+    return dataclasses.replace(interface, speed_setting=setting)
+
+
+def _peer_groups(neighbors: list[BgpNeighbor]) -> tuple[tuple[PeerGroup, ...], list[BgpNeighbor]]:
+    """One peer group per neighbor group; it carries remote-as when all its peers share one ASN
+    (the spine tier seen from a leaf), otherwise each neighbor states its own (one ASN per leaf)."""
+    asns: dict[str, set[int]] = {}
+    peers: dict[str, set[str]] = {}
+    for neighbor in neighbors:
+        asns.setdefault(neighbor.peer_group, set()).add(neighbor.remote_asn)
+        peers.setdefault(neighbor.peer_group, set()).add(neighbor.peer_device)
+    shared = {name: min(values) for name, values in asns.items() if len(values) == 1 and len(peers[name]) > 1}
+    groups = tuple(PeerGroup(name, shared.get(name, 0)) for name in sorted(asns))
+    return groups, [dataclasses.replace(n, inherits_remote_as=n.peer_group in shared) for n in neighbors]
 
 
 def _expand_tier(
@@ -558,6 +593,48 @@ def _roce_policy(doc: dict[str, Any], all_platforms: dict[str, Platform]) -> Roc
         watchdog_polling_ms=watchdog["polling_ms"],
         bandwidth_percent=roce["bandwidth_percent"],
         mtu={name: roce.get("mtu") or p.mtu_default for name, p in roce_platforms.items()},
+        ecn_min=_threshold(size_bytes(ecn["min"])),
+        ecn_max=_threshold(size_bytes(ecn["max"])),
+        profiles={
+            name: _qos_profile(
+                p, roce["no_drop_priority"], cnp_tc if cnp_tc is not None else p.cnp_traffic_class_default, roce, ecn["enabled"]
+            )
+            for name, p in roce_platforms.items()
+        },
+    )
+
+
+def _threshold(size: int) -> str:
+    """A buffer threshold in the unit the switches print: kbytes (1 KB = 1000 bytes) when exact."""
+    return f"{size // 1000} kbytes" if size % 1000 == 0 else f"{size} bytes"
+
+
+def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, Any], ecn: bool) -> QosProfile:
+    """The RoCE policy in one platform's terms: which queues its config lists, their names and
+    scheduler shares (RoCE gets bandwidth_percent, the default queue the rest, CNP is strict)."""
+    conv = platform.qos
+    shares = dict.fromkeys(range(QUEUES), 0)
+    shares[0] += 100 - roce["bandwidth_percent"]
+    shares[data_tc] += roce["bandwidth_percent"]
+    shares[cnp_tc] = 0
+
+    def queue(tc: int, pattern: str, default: str) -> QosQueue:
+        name = (default if tc == 0 else pattern).format(tc=tc)
+        return QosQueue(tc, name, shares[tc], tc == cnp_tc, ecn and tc == data_tc, tc == data_tc)
+
+    listed = range(QUEUES - 1, -1, -1) if conv.get("queues") == "all" else sorted({data_tc, cnp_tc})
+    queues = tuple(queue(tc, conv.get("queue_name", "{tc}"), conv.get("default_queue_name", "{tc}")) for tc in listed)
+    pause: tuple[QosQueue, ...] = ()
+    if conv.get("pause_name"):
+        pause = tuple(queue(tc, conv["pause_name"], conv["default_pause_name"]) for tc in dict.fromkeys((data_tc, 0)))
+    return QosProfile(
+        platform=platform.name,
+        names=dict(platform.names),
+        data_traffic_class=data_tc,
+        cnp_traffic_class=cnp_tc,
+        mtu=roce.get("mtu") or platform.mtu_default,
+        queues=queues,
+        pause_queues=pause,
     )
 
 

@@ -60,7 +60,8 @@ def device_configs(plan: Plan, context: RenderContext) -> dict[str, str]:
         if by_name[device.platform].transport != "roce" or not context.selected(device):
             continue
         template = env.get_template(f"{device.platform}/device.j2")
-        text = template.render(device=device, plan=plan, platform=by_name[device.platform], roce=plan.roce)
+        qos = plan.roce.profiles.get(device.platform) if plan.roce else None
+        text = template.render(device=device, plan=plan, platform=by_name[device.platform], roce=plan.roce, qos=qos)
         files[f"configs/{device.name}.cfg"] = text
     return files
 

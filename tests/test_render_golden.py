@@ -1,0 +1,23 @@
+"""Golden files: full configs of a spine and a leaf of every platform in every RoCE example,
+and the plan.json of the smallest fixture. Update with `pytest --update-goldens` and review the
+diff like code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.render_cases import rendered
+
+
+@pytest.mark.golden_test("goldens/configs/*.yml")
+def test_device_config_golden(golden: Any) -> None:
+    _, files = rendered(golden["inventory"])
+    assert files[f"configs/{golden['device']}.cfg"] == golden.out["config"]
+
+
+@pytest.mark.golden_test("goldens/plans/*.yml")
+def test_plan_json_golden(golden: Any) -> None:
+    _, files = rendered(golden["inventory"])
+    assert files["plan.json"] == golden.out["plan_json"]
