@@ -180,6 +180,12 @@ def check_roce(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[D
             ("roce", "ecn", "min"),
             f"ECN minimum threshold ({roce.ecn_min_bytes} bytes) must be below the maximum ({roce.ecn_max_bytes} bytes)",
         )
+    if roce.no_drop_priority == 0:
+        yield source.diagnostic(
+            ("roce", "no_drop_priority"),
+            "priority 0 carries all default traffic; making it no-drop spreads PFC pauses to everything",
+            hint="use 3, as NVIDIA, AMD and Cisco examples do",
+        )
     if roce.dscp_data == roce.dscp_cnp:
         yield source.diagnostic(
             ("roce", "dscp", "cnp"),
