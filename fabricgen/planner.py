@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fabricgen import allocate
@@ -375,6 +375,8 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
             )
         )
 
+    links = _apply_cable_overrides(links, doc, source)
+
     pool_usage = []
     for name in ("loopbacks", "fabric", "servers", "management"):
         prefix = addressing.get(name)
@@ -420,6 +422,31 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         platforms=tuple(all_platforms[p] for p in used_platforms),
         warnings=tuple(warnings),
     )
+
+
+def _apply_cable_overrides(links: list[Link], doc: dict[str, Any], source: SourceMap) -> list[Link]:
+    """`cabling.overrides`: set the length of single cables, found by either end. An override
+    that names no cable of the plan is an error (a typo would otherwise be silently ignored)."""
+    overrides = doc["cabling"].get("overrides", [])
+    if not overrides:
+        return links
+    wanted = {(o["device"], o["interface"]): (i, length_m(o["length"])) for i, o in enumerate(overrides)}
+    matched: set[int] = set()
+    result = []
+    for link in links:
+        hit = wanted.get((link.a.device, link.a.interface)) or wanted.get((link.z.device, link.z.interface))
+        if hit is not None:
+            matched.add(hit[0])
+            link = replace(link, length_m=hit[1])
+        result.append(link)
+    problems = [
+        source.diagnostic(("cabling", "overrides", i), f"no cable ends at {o['device']} {o['interface']}")
+        for i, o in enumerate(overrides)
+        if i not in matched
+    ]
+    if problems:
+        raise FabricError(problems)
+    return result
 
 
 _ROLE_ORDER = {"superspine": 0, "spine": 1, "leaf": 2}

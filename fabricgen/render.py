@@ -100,7 +100,9 @@ def ansible_inventory(plan: Plan, context: RenderContext) -> dict[str, str]:
     return {"ansible/hosts.yml": text + yaml.safe_dump(document, sort_keys=True, default_flow_style=False, width=200)}
 
 
-PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory)
+from fabricgen.artifacts import ARTIFACT_PRODUCERS  # noqa: E402  (artifacts import RenderContext only for typing)
+
+PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, *ARTIFACT_PRODUCERS)
 
 
 def render_files(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS) -> dict[str, str]:

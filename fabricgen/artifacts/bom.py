@@ -1,0 +1,39 @@
+"""`bom.csv`: the optics and cables the cabling plan needs, per part type (and length for cables).
+
+Counts physical items: a cage broken out into several links holds one transceiver (or one
+breakout cable) whatever the number of links it serves; each fibre link needs one patch cord.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from fabricgen.artifacts.common import csv_text, metres
+from fabricgen.artifacts.media import cables
+from fabricgen.model import Plan
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fabricgen.render import RenderContext
+
+COLUMNS = ("category", "part", "length_m", "count")
+
+
+def bom_rows(plan: Plan) -> list[tuple[str, str, str, int]]:
+    items: dict[tuple[str, str, str], set[tuple[str, ...]]] = defaultdict(set)
+    for cable in cables(plan):
+        choice = cable.choice
+        length = metres(cable.link.length_m)
+        if choice.kind == "copper":
+            items[("cable", choice.cable_part, length)].add(choice.cable_key)
+            continue
+        items[("fibre", choice.cable_part, length)].add(choice.cable_key)
+        items[("transceiver", choice.a_optic, "")].add(choice.a_key)
+        items[("transceiver", choice.z_optic, "")].add(choice.z_key)
+    order = {"transceiver": 0, "cable": 1, "fibre": 2}
+    keys = sorted(items, key=lambda k: (order[k[0]], k[1], float(k[2] or 0)))
+    return [(category, part, length, len(items[(category, part, length)])) for category, part, length in keys]
+
+
+def bom(plan: Plan, context: RenderContext) -> dict[str, str]:
+    return {"bom.csv": csv_text(COLUMNS, bom_rows(plan))}
