@@ -7,11 +7,11 @@ breakout cable) whatever the number of links it serves; each fibre link needs on
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.common import csv_text, metres
 from fabricgen.artifacts.media import cables
 from fabricgen.model import Plan
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fabricgen.render import RenderContext

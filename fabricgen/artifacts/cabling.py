@@ -8,10 +8,11 @@ Markdown table shows them as columns.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key
 from fabricgen.artifacts.media import Cable, cables
 from fabricgen.model import Plan
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fabricgen.render import RenderContext
