@@ -6,10 +6,12 @@ no traceback reaches the user for anything an inventory can contain.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 from rich.console import Console
@@ -17,6 +19,11 @@ from rich.console import Console
 from fabricgen import __version__
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.pipeline import Checked, load_and_plan
+
+if TYPE_CHECKING:
+    from fabricgen.model import Plan
+    from fabricgen.render import RenderContext
+    from fabricgen.write import WriteSummary
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 70
@@ -106,10 +113,13 @@ def plan(inventory: Path, output_format: str) -> None:
     "--check", is_flag=True, help="Change nothing; exit 1 and list the differences when the output is not what the inventory renders to"
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems")
-def render(inventory: Path, output: Path | None, limit: str | None, template_dirs: tuple[Path, ...], check: bool, quiet: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary (JSON) on stdout instead of text")
+def render(
+    inventory: Path, output: Path | None, limit: str | None, template_dirs: tuple[Path, ...], check: bool, quiet: bool, as_json: bool
+) -> None:
     """Validate, plan, render and write INVENTORY's configs and artefacts."""
     from fabricgen.loader import resolve_inventory_path
-    from fabricgen.render import RenderContext, render_files
+    from fabricgen.render import RenderContext
     from fabricgen.templating import user_template_dirs
     from fabricgen.write import compare, write_tree
 
@@ -125,13 +135,16 @@ def render(inventory: Path, output: Path | None, limit: str | None, template_dir
             err_console.print(f"--limit: unknown device(s): {', '.join(unknown)}", style="red", markup=False)
             sys.exit(EXIT_BAD_INPUT)
     context = RenderContext(user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs), selected)
-    files = run_stage(lambda: render_files(plan, context))
+    files = run_stage(lambda: render_with_progress(plan, context, show=not (quiet or as_json) and progress_wanted()))
     if selected is not None:
         files = {path: text for path, text in files.items() if not path.startswith("configs/") or Path(path).stem in selected}
     if check:
         summary = compare(out, files)
         if selected is not None:
             summary.removed = []
+        if as_json:
+            click.echo(json_summary(plan.name, out, summary, check=True))
+            sys.exit(1 if summary.differs else 0)
         if summary.differs:
             for label, paths in (("added", summary.added), ("changed", summary.changed), ("removed", summary.removed)):
                 for path in paths:
@@ -142,10 +155,170 @@ def render(inventory: Path, output: Path | None, limit: str | None, template_dir
             click.echo(f"{out}: up to date ({len(summary.unchanged)} files)")
         return
     summary = run_stage(lambda: write_tree(out, files, keep_unlisted_owned=selected is not None))
-    if not quiet:
+    if as_json:
+        click.echo(json_summary(plan.name, out, summary, check=False))
+    elif not quiet:
         click.echo(
             f"{out}: {len(summary.changed)} changed, {len(summary.unchanged)} unchanged, {len(summary.added)} added, {len(summary.removed)} removed"
         )
         devices = sorted(Path(p).stem for p in (*summary.changed, *summary.added) if p.startswith("configs/"))
         if devices:
             click.echo("devices with config changes: " + ", ".join(devices))
+
+
+def progress_wanted() -> bool:
+    """A progress bar only for a person at a terminal: never in CI or when stderr is piped."""
+    return err_console.is_terminal and not os.environ.get("CI")
+
+
+def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> dict[str, str]:
+    """Run the producers one by one, with a transient rich progress bar when `show`."""
+    from rich.progress import Progress
+
+    from fabricgen.render import PRODUCERS, render_files
+
+    if not show:
+        return render_files(plan, context)
+    files: dict[str, str] = {}
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task(f"rendering {plan.name}", total=len(PRODUCERS))
+        for producer in PRODUCERS:
+            progress.update(task, description=f"rendering {plan.name}: {producer.__name__}")
+            files.update(render_files(plan, context, (producer,)))
+            progress.advance(task)
+    return dict(sorted(files.items()))
+
+
+def json_summary(fabric: str, out: Path, summary: WriteSummary, *, check: bool) -> str:
+    """`render --json`: what was (or, with --check, would be) written, for scripts and CI."""
+    devices = sorted(Path(p).stem for p in (*summary.changed, *summary.added, *summary.removed) if p.startswith("configs/"))
+    data = {
+        "fabric": fabric,
+        "output": out.as_posix(),
+        "check": check,
+        "differs": summary.differs,
+        "added": summary.added,
+        "changed": summary.changed,
+        "removed": summary.removed,
+        "unchanged": len(summary.unchanged),
+        "devices_changed": devices,
+    }
+    return json.dumps(data, indent=1, sort_keys=True)
+
+
+@main.command()
+@click.argument("inventories", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--rev",
+    "revs",
+    multiple=True,
+    help="Compare INVENTORY at this git revision (give twice for two revisions; once: against the working tree)",
+)
+@click.option(
+    "--running",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Folder of backed-up running configs (<device>.cfg): write remediation/ and rollback/ next to it",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="With --running: where remediation/ and rollback/ go [default: the folder above --running]",
+)
+@click.option(
+    "--templates",
+    "template_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder of override templates (repeatable)",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences (like git diff --exit-code)")
+def diff(
+    inventories: tuple[Path, ...],
+    revs: tuple[str, ...],
+    running: Path | None,
+    output: Path | None,
+    template_dirs: tuple[Path, ...],
+    as_json: bool,
+    exit_code: bool,
+) -> None:
+    """What a change does: `diff OLD NEW` (two inventories), `diff --rev REV [--rev REV2] INVENTORY`
+    (one inventory at git revisions), or `diff --running DIR [INVENTORY]` (remediation and rollback
+    commands from backed-up running configs to the rendered configs, via hier_config)."""
+    from fabricgen.diffing.inventory import diff_plans, report
+    from fabricgen.loader import resolve_inventory_path
+    from fabricgen.templating import user_template_dirs
+
+    if running is not None:
+        if revs or len(inventories) > 1:
+            raise click.UsageError("--running takes at most one INVENTORY and no --rev")
+        differs = _diff_running(running, inventories[0] if inventories else None, output, template_dirs, as_json)
+    else:
+        if revs:
+            from fabricgen.diffing.git import load_at_revision
+
+            if len(inventories) != 1 or len(revs) > 2:
+                raise click.UsageError("--rev takes one INVENTORY and one or two revisions")
+            inventory = inventories[0]
+            old = run_stage(lambda: load_at_revision(revs[0], inventory))
+            new = run_stage(lambda: load_at_revision(revs[1], inventory)) if len(revs) == 2 else checked_plan(inventory)
+        else:
+            if len(inventories) != 2:
+                raise click.UsageError("give two inventories (OLD NEW), or --rev, or --running")
+            inventory = inventories[1]
+            old, new = checked_plan(inventories[0]), checked_plan(inventories[1])
+        dirs = user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs)
+        result = run_stage(lambda: diff_plans(old.plan, new.plan, dirs))
+        differs = result.differs
+        if as_json:
+            click.echo(json.dumps(result.as_json(), indent=1, sort_keys=True))
+        else:
+            sys.stdout.write(report(result))
+    if exit_code and differs:
+        sys.exit(1)
+
+
+def _diff_running(running: Path, inventory: Path | None, output: Path | None, template_dirs: tuple[Path, ...], as_json: bool) -> bool:
+    """Remediation and rollback per device; returns whether any device differs."""
+    from fabricgen.diffing.running import diff_running
+    from fabricgen.diffing.write import read_configs, rendered_from_build, write_remediation
+
+    out = output or running.resolve().parent
+    if inventory is not None:
+        from fabricgen.loader import resolve_inventory_path
+        from fabricgen.render import RenderContext, device_configs, tidy
+        from fabricgen.templating import user_template_dirs
+
+        plan = checked_plan(inventory).plan
+        context = RenderContext(user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs))
+        rendered = {Path(p).stem: tidy(t) for p, t in run_stage(lambda: device_configs(plan, context)).items()}
+        platform_of = {d.name: d.platform for d in plan.devices}
+    else:
+        rendered, platform_of = run_stage(lambda: rendered_from_build(out))
+    result = run_stage(lambda: diff_running(read_configs(running), rendered, platform_of))
+    run_stage(lambda: write_remediation(out, result.remediations))
+    differs = any(r.remediation for r in result.remediations)
+    if as_json:
+        data = {
+            "output": out.as_posix(),
+            "differs": differs,
+            "devices": {r.device: {"remediation": r.remediation, "rollback": r.rollback} for r in result.remediations},
+            "missing_running": result.missing_running,
+            "unknown_running": result.unknown_running,
+            "unsupported": result.unsupported,
+        }
+        click.echo(json.dumps(data, indent=1, sort_keys=True))
+        return differs
+    for r in result.remediations:
+        lines = len(r.remediation.splitlines())
+        click.echo(f"{r.device}: {lines} remediation line(s)" if lines else f"{r.device}: in sync")
+    for label, names in (
+        ("no running config for", result.missing_running),
+        ("running config of an unknown device", result.unknown_running),
+        ("no hier_config platform for", result.unsupported),
+    ):
+        if names:
+            err_console.print(f"{label}: {', '.join(names)}", style="yellow", markup=False)
+    click.echo(f"written: {out / 'remediation'}, {out / 'rollback'}")
+    return differs

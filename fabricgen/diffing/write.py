@@ -1,0 +1,60 @@
+"""Files for `diff --running`: read backups and rendered configs, write remediation/rollback.
+
+The remediation/ and rollback/ folders belong to this command: each run replaces their
+`*.cfg` files (atomically per file) and removes those of devices no longer compared, so stale
+commands never survive into a change window. Running backups are read as `<device>.cfg`
+(the stem is the device name); other files are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.diffing.running import Remediation
+
+
+def read_configs(folder: Path) -> dict[str, str]:
+    return {path.stem: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.cfg")) if not path.name.startswith(".")}
+
+
+def rendered_from_build(out: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Rendered configs and each device's platform, from a build folder (configs/ and plan.json)."""
+    try:
+        plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FabricError(
+            [Diagnostic(f"{out / 'plan.json'}: cannot read the rendered plan ({exc}); render first or give the INVENTORY")]
+        ) from None
+    platform_of = {d["name"]: d["platform"] for d in plan["devices"]}
+    configs = {name: text for name, text in read_configs(out / "configs").items() if name in platform_of}
+    return configs, platform_of
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_remediation(out: Path, remediations: list[Remediation]) -> None:
+    for kind in ("remediation", "rollback"):
+        folder = out / kind
+        wanted = {f"{r.device}.cfg": (r.remediation if kind == "remediation" else r.rollback) for r in remediations}
+        for name, text in sorted(wanted.items()):
+            target = folder / name
+            if not target.exists() or target.read_text(encoding="utf-8") != text:
+                _atomic_write(target, text)
+        if folder.is_dir():
+            for stale in sorted(folder.glob("*.cfg")):
+                if stale.name not in wanted:
+                    stale.unlink()
