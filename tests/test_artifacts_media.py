@@ -48,7 +48,14 @@ def test_800g_osfp_medium_by_reach(length: float, medium: str) -> None:
 
 @pytest.mark.parametrize(
     ("length", "part"),
-    [(3, "QSFP-DD-400G-DAC"), (7, "QSFP-DD-400G-AEC"), (100, "QSFP-DD-400G-SR8"), (500, "QSFP-DD-400G-DR4"), (2000, "QSFP-DD-400G-FR4"), (10000, "QSFP-DD-400G-LR4")],
+    [
+        (3, "QSFP-DD-400G-DAC"),
+        (7, "QSFP-DD-400G-AEC"),
+        (100, "QSFP-DD-400G-SR8"),
+        (500, "QSFP-DD-400G-DR4"),
+        (2000, "QSFP-DD-400G-FR4"),
+        (10000, "QSFP-DD-400G-LR4"),
+    ],
 )
 def test_400g_parts(length: float, part: str) -> None:
     choice = choose(400, length, QDD, QDD)
@@ -60,7 +67,9 @@ def test_400g_parts(length: float, part: str) -> None:
         assert choice.a_optic == choice.z_optic == ""
 
 
-@pytest.mark.parametrize(("length", "optic"), [(100, "OSFP-800G-2xSR4"), (500, "OSFP-800G-2xDR4"), (2000, "OSFP-800G-2xFR4"), (10000, "OSFP-800G-2xLR4")])
+@pytest.mark.parametrize(
+    ("length", "optic"), [(100, "OSFP-800G-2xSR4"), (500, "OSFP-800G-2xDR4"), (2000, "OSFP-800G-2xFR4"), (10000, "OSFP-800G-2xLR4")]
+)
 def test_800g_variants(length: float, optic: str) -> None:
     choice = choose(800, length, OSFP800, OSFP800)
     assert choice is not None

@@ -33,7 +33,7 @@ def _bundle(count: int, speed: int) -> str:
     return f"{count}x{speed}G"
 
 
-def mermaid(plan: Plan) -> str:
+def mermaid(plan: Plan, detail_limit: int = DETAIL_LIMIT) -> str:
     roles = list(dict.fromkeys(d.role for d in plan.devices))
     by_role: dict[str, list[str]] = defaultdict(list)
     role_of: dict[str, str] = {}
@@ -50,7 +50,7 @@ def mermaid(plan: Plan) -> str:
             servers[(link.z.device, link.speed)] += 1
             server_names[link.z.device].add(link.a.device)
     lines = ["```mermaid", "flowchart TB"]
-    if len(pairs) <= DETAIL_LIMIT:
+    if len(pairs) <= detail_limit:
         for role in roles:
             lines.append(f'  subgraph {role}_tier["{role} tier ({len(by_role[role])})"]')
             lines.append("    direction LR")

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabricgen.allocate import ip_int
 from fabricgen.model import Device, Link, Plan
 from fabricgen.render import RenderContext, device_configs, tidy
 
@@ -67,11 +68,11 @@ def _device_values(old: Device, new: Device) -> list[str]:
             )
     old_nb = {n.address: n for n in old.bgp_neighbors}
     new_nb = {n.address: n for n in new.bgp_neighbors}
-    for address in sorted(set(old_nb) | set(new_nb)):
-        before, after = old_nb.get(address), new_nb.get(address)
-        if before is None or after is None or before.remote_asn != after.remote_asn:
-            was = f"{before.remote_asn}" if before else "-"
-            now = f"{after.remote_asn}" if after else "-"
+    for address in sorted(set(old_nb) | set(new_nb), key=ip_int):
+        was_nb, now_nb = old_nb.get(address), new_nb.get(address)
+        if was_nb is None or now_nb is None or was_nb.remote_asn != now_nb.remote_asn:
+            was = f"{was_nb.remote_asn}" if was_nb else "-"
+            now = f"{now_nb.remote_asn}" if now_nb else "-"
             changes.append(f"{new.name} BGP neighbor {address} remote ASN: {was} -> {now}")
     return changes
 

@@ -1,0 +1,184 @@
+"""Cabling, BOM, hosts and README artifacts: real properties of the rendered files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fabricgen.artifacts import bom, cabling, fabric_readme, hosts
+from fabricgen.artifacts.cabling import NETBOX_COLUMNS
+from fabricgen.artifacts.readme import DETAIL_LIMIT, mermaid
+from fabricgen.diagnostics import FabricError
+from fabricgen.model import Plan
+from fabricgen.pipeline import load_and_plan
+from fabricgen.render import RenderContext
+from tests.conftest import EXAMPLES, ROOT
+
+EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "fabric.yml").is_file())
+
+
+def _plan(name: str) -> Plan:
+    return load_and_plan(EXAMPLES / name).plan
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_one_cable_row_per_link(name: str) -> None:
+    plan = _plan(name)
+    files = cabling(plan, RenderContext())
+    rows = _rows(files["cabling.csv"])
+    assert len(rows) == len(plan.links)
+    assert files["cabling.md"].count("\n| ") == len(plan.links) + 2  # + header and separator rows
+    ends = Counter((r["side_a_device"], r["side_a_name"]) for r in rows) + Counter((r["side_b_device"], r["side_b_name"]) for r in rows)
+    assert max(ends.values()) == 1, "an interface appears on two cables"
+    assert len({r["label"] for r in rows}) == len(rows)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_cabling_csv_has_exactly_netbox_import_columns(name: str) -> None:
+    text = cabling(_plan(name), RenderContext())["cabling.csv"]
+    header = text.split("\n", 1)[0].split(",")
+    assert tuple(header) == NETBOX_COLUMNS
+    for row in _rows(text):
+        assert row["side_a_type"] == row["side_b_type"] == "dcim.interface"
+        assert row["length_unit"] == "m"
+        assert float(row["length"]) > 0
+        assert row["type"] in {"dac-passive", "dac-active", "mmf-om4", "smf-os2"}
+
+
+def test_bom_counts_two_transceivers_per_fibre_link_and_one_cable_per_copper_link() -> None:
+    plan = _plan("pod-roce-400g")
+    rows = {(r["category"], r["part"], r["length_m"]): int(r["count"]) for r in _rows(bom(plan, RenderContext())["bom.csv"])}
+    fabric_links = sum(1 for link in plan.links if link.kind == "leaf-spine")
+    server_links = sum(1 for link in plan.links if link.kind == "server-leaf")
+    assert rows[("transceiver", "QSFP-DD-400G-SR8", "")] == 2 * fabric_links  # 30 m: SR8 both ends
+    assert rows[("fibre", "MMF-OM4-MPO", "30")] == fabric_links
+    assert rows[("cable", "QSFP-DD-400G-DAC", "3")] == server_links  # 3 m: passive copper
+
+
+def test_bom_counts_one_transceiver_per_broken_out_cage() -> None:
+    """pod2: 800G OSFP spine cages run as 2 x 400G, so 2 uplinks share one 2xSR4 transceiver."""
+    plan = _plan("pod-mixed")
+    rows = {(r["category"], r["part"]): int(r["count"]) for r in _rows(bom(plan, RenderContext())["bom.csv"])}
+    fabric_links = sum(1 for link in plan.links if link.kind == "leaf-spine")
+    assert rows[("transceiver", "OSFP-800G-2xSR4")] == fabric_links // 2
+    assert rows[("transceiver", "QSFP-DD-400G-SR4")] == fabric_links
+
+
+def _with_overrides(tmp_path: Path, overrides: str) -> Path:
+    text = (EXAMPLES / "pod-roce-400g" / "fabric.yml").read_text(encoding="utf-8")
+    text = text.replace(
+        "cabling:\n  length: {leaf-spine: 30m, server-leaf: 3m}\n", "cabling:\n  length: {leaf-spine: 30m, server-leaf: 3m}\n" + overrides
+    )
+    path = tmp_path / "fabric.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_length_override_changes_one_cable_medium(tmp_path: Path) -> None:
+    plan = load_and_plan(
+        _with_overrides(
+            tmp_path,
+            "  overrides:\n    - {device: pod1-leaf01, interface: Ethernet61/1, length: 450m}\n"
+            "    - {device: pod1-leaf02-srv01, interface: nic1, length: 5m}\n",
+        )
+    ).plan
+    rows = _rows(cabling(plan, RenderContext())["cabling.csv"])
+    by_a = {(r["side_a_device"], r["side_a_name"]): r for r in rows}
+    assert by_a[("pod1-leaf01", "Ethernet61/1")]["length"] == "450"
+    assert by_a[("pod1-leaf01", "Ethernet61/1")]["type"] == "smf-os2"
+    assert "DR4" in by_a[("pod1-leaf01", "Ethernet61/1")]["description"]
+    assert by_a[("pod1-leaf02-srv01", "nic1")]["type"] == "dac-active"
+    assert sum(1 for r in rows if r["length"] not in ("30", "3")) == 2
+
+
+def test_unknown_override_is_an_error_at_its_line(tmp_path: Path) -> None:
+    path = _with_overrides(tmp_path, "  overrides:\n    - {device: pod1-leaf99, interface: Ethernet1/1, length: 5m}\n")
+    with pytest.raises(FabricError) as info:
+        load_and_plan(path)
+    (problem,) = info.value.diagnostics
+    assert problem.path == "cabling.overrides[0]"
+    assert problem.line > 0
+    assert "pod1-leaf99" in problem.message
+
+
+def test_no_medium_for_an_overlong_cable_exits_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fabricgen.cli import main
+
+    path = _with_overrides(tmp_path, "  overrides:\n    - {device: pod1-leaf01, interface: Ethernet61/1, length: 20000m}\n")
+    result = CliRunner().invoke(main, ["render", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "no cable medium in the catalog reaches 20000 m" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["pod-roce-400g", "pod-mixed"])
+def test_host_settings_match_the_switch_policy(name: str) -> None:
+    plan = _plan(name)
+    roce = plan.roce
+    assert roce is not None
+    files = hosts(plan, RenderContext())
+    rows = _rows(files["hosts.csv"])
+    assert len(rows) == sum(len(s.nics) for s in plan.servers)
+    interfaces = {(d.name, i.name): i for d in plan.devices for i in d.interfaces}
+    for row in rows:
+        leaf_port = interfaces[(row["leaf"], row["leaf_interface"])]
+        assert row["gateway"] == leaf_port.address  # the leaf's side of the /31
+        assert int(row["mtu"]) == leaf_port.mtu
+        assert int(row["tos"]) == (int(row["dscp_data"]) << 2) | 2
+        assert row["pfc_flags"].split(",")[roce.no_drop_priority] == "1"
+        assert row["pfc_flags"].count("1") == 1
+    page = files[f"hosts/{plan.servers[0].name}.md"]
+    assert "--trust dscp" in page
+    assert f"cma_roce_tos -d ${{NIC1_RDMA}} -t {roce.host_tos}" in page
+    assert f"echo {roce.dscp_cnp} > /sys/class/net/${{NIC1_NETDEV}}/ecn/roce_np/cnp_dscp" in page
+
+
+def test_dscp_26_gives_tos_106() -> None:
+    plan = _plan("pod-roce-400g")
+    assert plan.roce is not None and plan.roce.dscp_data == 26
+    assert {r["tos"] for r in _rows(hosts(plan, RenderContext())["hosts.csv"])} == {"106"}
+
+
+def test_infiniband_has_no_host_roce_or_lab() -> None:
+    plan = _plan("ib-hdr")
+    assert hosts(plan, RenderContext()) == {}
+    readme = fabric_readme(plan, RenderContext())["README.md"]
+    assert "0x0a01" in readme and "## InfiniBand" in readme
+
+
+def test_readme_aggregates_large_fabrics() -> None:
+    plan = _plan("pod-roce-400g")
+    detailed = mermaid(plan)
+    assert "pod1-leaf03" in detailed and '"8x400G"' in detailed
+    # Past the limit of switch pairs the diagram collapses tiers into single nodes.
+    aggregated = mermaid(plan, detail_limit=1)
+    assert "pod1-leaf03" not in aggregated
+    assert 'spine_tier ---|"256x400G"| leaf_tier' in aggregated
+    assert len(plan.devices) * 4 > DETAIL_LIMIT > 32  # the examples (32 switch pairs) draw every switch
+
+
+def test_artifacts_are_identical_across_hash_seeds(tmp_path: Path) -> None:
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        subprocess.run(
+            [sys.executable, "-c", "from fabricgen.cli import main; main()", "render", str(EXAMPLES / "pod-mixed"), "-o", str(out), "-q"],
+            check=True,
+            cwd=ROOT,
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+        )
+        outputs.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert outputs[0] == outputs[1]
+    assert "lab/pod2.clab.yml" in outputs[0] and "hosts.csv" in outputs[0]
