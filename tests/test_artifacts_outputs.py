@@ -166,7 +166,7 @@ def test_readme_aggregates_large_fabrics() -> None:
     aggregated = mermaid(plan, detail_limit=1)
     assert "pod1-leaf03" not in aggregated
     assert 'spine_tier ---|"256x400G"| leaf_tier' in aggregated
-    assert len(plan.devices) * 4 > DETAIL_LIMIT > 32  # the examples (32 switch pairs) draw every switch
+    assert DETAIL_LIMIT >= 32  # the examples (4 x 8 switch pairs) draw every switch
 
 
 def test_artifacts_are_identical_across_hash_seeds(tmp_path: Path) -> None:
