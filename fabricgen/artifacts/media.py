@@ -7,7 +7,7 @@ both call it, so the two can never disagree. The reach table and part naming are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -108,6 +108,15 @@ def _end_key(end: End) -> tuple[str, ...]:
     return (end.device, str(end.port)) if end.shared > 1 else (end.device, end.interface)
 
 
+def _keys(kind: str, a: End, z: End) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(cable, A transceiver, Z transceiver) identities for counting physical items."""
+    if kind == "copper":
+        broken = a if a.shared > 1 else z if z.shared > 1 else None
+        cable_key = ("cable", *_end_key(broken)) if broken is not None else ("cable", *_end_key(a), *_end_key(z))
+        return cable_key, (), ()
+    return ("fibre", a.device, a.interface, z.device, z.interface), _end_key(a), _end_key(z)
+
+
 def choose(speed: int, length_m: float, a: End, z: End, table: OpticsTable | None = None) -> Choice | None:
     """The first medium (in catalog order) that reaches `length_m` at `speed`, and its parts;
     None when nothing reaches."""
@@ -128,12 +137,10 @@ def choose(speed: int, length_m: float, a: End, z: End, table: OpticsTable | Non
                     speed=speed,
                     variant=variant,
                 )
-                cable_key = ("cable", *_end_key(broken))
             else:
                 form_factor = a.form_factor if a.form_factor == z.form_factor else f"{a.form_factor}-to-{z.form_factor}"
                 part = table.cable_part.format(form_factor=form_factor, speed=speed, variant=variant)
-                cable_key = ("cable", *_end_key(a), *_end_key(z))
-            return Choice(medium.name, variant, medium.kind, medium.netbox_type, part, "", "", cable_key, (), ())
+            return Choice(medium.name, variant, medium.kind, medium.netbox_type, part, "", "", *_keys(medium.kind, a, z))
         return Choice(
             medium.name,
             variant,
@@ -142,9 +149,7 @@ def choose(speed: int, length_m: float, a: End, z: End, table: OpticsTable | Non
             medium.fibre,
             _optic(table, medium, speed, a, z),
             _optic(table, medium, speed, z, a),
-            ("fibre", a.device, a.interface, z.device, z.interface),
-            _end_key(a),
-            _end_key(z),
+            *_keys(medium.kind, a, z),
         )
     return None
 
@@ -167,6 +172,7 @@ def cables(plan: Plan) -> list[Cable]:
     hardware = {d.name: (models[d.model], {b.port: b.count for b in d.breakouts}) for d in plan.devices}
     problems: list[Diagnostic] = []
     result: list[Cable] = []
+    decided: dict[tuple[object, ...], Choice | None] = {}
     for link in plan.links:
         z_model, z_breakouts = hardware[link.z.device]
         z = End(link.z.device, link.z.port, link.z.interface, z_model.form_factor, z_model.speed, z_breakouts.get(link.z.port, 1))
@@ -175,7 +181,16 @@ def cables(plan: Plan) -> list[Cable]:
             a = End(link.a.device, link.a.port, link.a.interface, a_model.form_factor, a_model.speed, a_breakouts.get(link.a.port, 1))
         else:
             a = End(link.a.device, link.a.port, link.a.interface, z.form_factor, link.speed, 1)
-        choice = choose(link.speed, link.length_m, a, z)
+        # Many cables share the same hardware and length: decide once per combination, then
+        # give each cable its own identities.
+        signature = (link.speed, link.length_m, a.form_factor, a.cage_speed, a.shared, z.form_factor, z.cage_speed, z.shared)
+        if signature not in decided:
+            decided[signature] = choose(link.speed, link.length_m, a, z)
+        template = decided[signature]
+        choice = None
+        if template is not None:
+            cable_key, a_key, z_key = _keys(template.kind, a, z)
+            choice = replace(template, cable_key=cable_key, a_key=a_key, z_key=z_key)
         if choice is None:
             problems.append(
                 Diagnostic(
