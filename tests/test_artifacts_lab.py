@@ -51,7 +51,7 @@ def test_topology_is_valid_containerlab(name: str) -> None:
 
 def test_schema_rejects_a_wrong_kind() -> None:
     """The validator really validates: containerlab's schema knows `arista_ceos`, not `ceos`."""
-    document = topology(load_and_plan(EXAMPLES / "pod-roce-400g").plan)
+    document, _ = topology(load_and_plan(EXAMPLES / "pod-roce-400g").plan)
     first = next(iter(document["topology"]["nodes"].values()))
     first["kind"] = "ceos"
     assert any("ceos" in e for e in _errors(document))
@@ -59,7 +59,8 @@ def test_schema_rejects_a_wrong_kind() -> None:
 
 def test_interface_names_map_front_panel_ports() -> None:
     plan = load_and_plan(EXAMPLES / "pod-mixed").plan
-    document = topology(plan)
+    document, left_out = topology(plan)
+    assert left_out == 0
     endpoints = {e for link in document["topology"]["links"] for e in link["endpoints"]}
     for link in plan.links:
         if link.kind != "leaf-spine":
@@ -85,3 +86,22 @@ def test_rendered_lab_points_at_rendered_configs(tmp_path: Path) -> None:
 
 def test_infiniband_has_no_lab() -> None:
     assert lab(load_and_plan(EXAMPLES / "ib-hdr").plan, RenderContext()) == {}
+
+
+def test_breakouts_a_kind_cannot_emulate_are_left_out_and_counted(tmp_path: Path) -> None:
+    """Cisco leaves with 100G uplinks break their 400G cages out; n9kv has no breakouts."""
+    from tests.fabrics import fabric, write
+
+    doc = fabric(
+        spines={"count": 2, "model": "cisco-n9k-9364d-gx2a", "platform": "nxos"},
+        leaves={"count": 2, "model": "cisco-n9k-9364d-gx2a", "platform": "nxos"},
+        uplinks={"per_spine": 2, "speed": "100G"},
+        servers={"per_leaf": 1, "ports_per_server": 1, "speed": "400G"},
+    )
+    plan = load_and_plan(write(tmp_path, doc)).plan
+    document, left_out = topology(plan)
+    assert left_out == sum(1 for link in plan.links if link.kind == "leaf-spine") == 8
+    assert "links" not in document["topology"]
+    (text,) = lab(plan, RenderContext()).values()
+    assert "# 8 switch-to-switch link(s) left out" in text
+    assert _errors(yaml.safe_load(text)) == []

@@ -35,39 +35,44 @@ def lab_interface(pattern: str, interface: Interface, model: Model, per_cage: in
     return pattern.format(port=interface.port, sub=interface.sub, lane=lane)
 
 
-def topology(plan: Plan) -> dict[str, Any]:
+def topology(plan: Plan) -> tuple[dict[str, Any], int]:
+    """The containerlab document, and how many switch-to-switch links it leaves out (ports the
+    node kind cannot emulate, e.g. breakouts on n9kv)."""
     kinds = lab_platforms()
     models = {m.name: m for m in plan.models}
     switches = [d for d in plan.devices if d.platform in kinds]
+    switch_names = {d.name for d in switches}
     names: dict[tuple[str, str], str] = {}
     for device in switches:
-        pattern = kinds[device.platform]["interface"]
+        kind = kinds[device.platform]
         per_cage = {b.port: b.count for b in device.breakouts}
         for interface in device.interfaces:
-            if interface.port:
-                names[(device.name, interface.name)] = lab_interface(
-                    pattern, interface, models[device.model], per_cage.get(interface.port, 1)
-                )
+            count = per_cage.get(interface.port, 1)
+            pattern = kind["interface"] if count == 1 else kind.get("breakout_interface")
+            if interface.port and pattern:
+                names[(device.name, interface.name)] = lab_interface(pattern, interface, models[device.model], count)
     used_kinds = sorted({kinds[d.platform]["kind"] for d in switches})
     images = {kinds[p]["kind"]: kinds[p]["image"] for p in sorted({d.platform for d in switches})}
-    links = [
-        {
-            "endpoints": [
-                f"{link.a.device}:{names[(link.a.device, link.a.interface)]}",
-                f"{link.z.device}:{names[(link.z.device, link.z.interface)]}",
-            ]
-        }
-        for link in plan.links
-        if (link.a.device, link.a.interface) in names and (link.z.device, link.z.interface) in names
-    ]
-    return {
+    links = []
+    left_out = 0
+    for link in plan.links:
+        if link.a.device not in switch_names:
+            continue
+        a, z = names.get((link.a.device, link.a.interface)), names.get((link.z.device, link.z.interface))
+        if a and z:
+            links.append({"endpoints": [f"{link.a.device}:{a}", f"{link.z.device}:{z}"]})
+        else:
+            left_out += 1
+    document: dict[str, Any] = {
         "name": plan.name,
         "topology": {
             "kinds": {kind: {"image": images[kind]} for kind in used_kinds},
             "nodes": {d.name: _node(d, kinds[d.platform]["kind"]) for d in switches},
-            "links": links,
         },
     }
+    if links:  # containerlab's schema wants a non-empty list or no key
+        document["topology"]["links"] = links
+    return document, left_out
 
 
 def _node(device: Device, kind: str) -> dict[str, str]:
@@ -83,5 +88,8 @@ def lab(plan: Plan, context: RenderContext) -> dict[str, str]:
         "# Images are placeholders from fabricgen's catalog: load your licensed cEOS / n9kv images under these tags.\n"
     )
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: same output, much faster
-    body = yaml.dump(topology(plan), Dumper=dumper, sort_keys=False, default_flow_style=False, width=200)
+    document, left_out = topology(plan)
+    if left_out:
+        header += f"# {left_out} switch-to-switch link(s) left out: breakout ports the node kind does not emulate.\n"
+    body = yaml.dump(document, Dumper=dumper, sort_keys=False, default_flow_style=False, width=200)
     return {f"lab/{plan.name}.clab.yml": header + body}
