@@ -139,7 +139,7 @@ def render(
     if selected is not None:
         files = {path: text for path, text in files.items() if not path.startswith("configs/") or Path(path).stem in selected}
     if check:
-        summary = compare(out, files)
+        summary = run_stage(lambda: compare(out, files))
         if selected is not None:
             summary.removed = []
         if as_json:

@@ -147,12 +147,13 @@ def _roce(plan: Plan) -> str:
     roce = plan.roce
     if roce is None:
         return ""
+    used = {p.name for p in plan.platforms}
     rows = [
         ("lossless (no-drop) priority", roce.no_drop_priority),
         ("RoCE data DSCP", roce.dscp_data),
         ("host ToS (DSCP << 2 | ECT(0))", roce.host_tos),
         ("CNP DSCP", roce.dscp_cnp),
-        ("CNP traffic class", ", ".join(f"{p}: {tc}" for p, tc in sorted(roce.cnp_traffic_class.items()))),
+        ("CNP traffic class", ", ".join(f"{p}: {tc}" for p, tc in sorted(roce.cnp_traffic_class.items()) if p in used)),
         ("ECN", f"{'on' if roce.ecn_enabled else 'off'}, {roce.ecn_min_bytes} to {roce.ecn_max_bytes} bytes, max {roce.ecn_probability}%"),
         (
             "PFC watchdog",
@@ -161,7 +162,7 @@ def _roce(plan: Plan) -> str:
             else "off",
         ),
         ("lossless class bandwidth", f"{roce.bandwidth_percent}%"),
-        ("MTU", ", ".join(f"{p}: {m}" for p, m in sorted(roce.mtu.items()))),
+        ("MTU", ", ".join(f"{p}: {m}" for p, m in sorted(roce.mtu.items()) if p in used)),
     ]
     return "## RoCE policy\n\nHosts take the same values from `hosts.csv` / `hosts/`.\n\n" + md_table(("setting", "value"), rows)
 
