@@ -182,3 +182,15 @@ def test_artifacts_are_identical_across_hash_seeds(tmp_path: Path) -> None:
         outputs.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert outputs[0] == outputs[1]
     assert "lab/pod2.clab.yml" in outputs[0] and "hosts.csv" in outputs[0]
+
+
+def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> None:
+    from tests.fabrics import fabric, write
+
+    doc = fabric()
+    del doc["addressing"]["servers"]
+    plan = load_and_plan(write(tmp_path, doc)).plan
+    files = hosts(plan, RenderContext())
+    page = files[f"hosts/{plan.servers[0].name}.md"]
+    assert "ip address" not in page and "ip route" not in page
+    assert "mlnx_qos -i ${NIC1_NETDEV} --trust dscp" in page

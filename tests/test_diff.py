@@ -214,3 +214,18 @@ def test_cli_diff_unknown_revision_exits_2(repo: Path) -> None:
     assert result.exit_code == 2
     assert "no-such-rev" in result.output
     assert "Traceback" not in result.output
+
+
+def test_plan_diff_of_a_grown_fabric_shows_new_devices_and_their_configs(tmp_path: Path) -> None:
+    from tests.fabrics import fabric, write
+
+    small = load_and_plan(write(tmp_path, fabric(), "small.yml")).plan
+    big = load_and_plan(write(tmp_path, fabric(leaves={"count": 5}), "big.yml")).plan
+    grown = diff_plans(small, big)
+    assert grown.devices_added == ["t1-leaf05"]
+    assert grown.config_diffs["t1-leaf05"].startswith("--- a/configs/t1-leaf05.cfg\n+++ b/configs/t1-leaf05.cfg\n")
+    assert set(grown.devices_changed) == {"t1-spine01", "t1-spine02"}  # new downlinks; other leaves untouched
+    assert len(grown.cables_added) == 2 * 2 + 4  # 2 spines x 2 links + 4 servers
+    shrunk = diff_plans(big, small)
+    assert shrunk.devices_removed == ["t1-leaf05"]
+    assert "t1-leaf05" in shrunk.config_diffs

@@ -50,9 +50,10 @@ def nic_commands(nic: ServerNic, roce: RocePolicy, mtu: int, servers_prefix: str
     lines = [
         f"# nic{nic.nic} -> {nic.leaf} {nic.leaf_interface} ({nic.speed}G)",
         f"ip link set dev {netdev} mtu {mtu}",
-        f"ip address replace {nic.address}/{nic.prefix_length} dev {netdev}",
     ]
-    if servers_prefix and nic.gateway:
+    if nic.address:
+        lines.append(f"ip address replace {nic.address}/{nic.prefix_length} dev {netdev}")
+    if servers_prefix and nic.gateway and nic.address:
         lines += [
             f"ip route replace {servers_prefix} via {nic.gateway} dev {netdev} table {table}",
             f"ip rule del priority {table} 2>/dev/null || true",

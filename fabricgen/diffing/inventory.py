@@ -105,6 +105,9 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
     for name in result.devices_added:
         if name in new_configs:
             result.config_diffs[name] = config_diff(name, "", new_configs[name])
+    for name in result.devices_removed:
+        if name in old_configs:
+            result.config_diffs[name] = config_diff(name, old_configs[name], "")
     result.devices_changed = sorted(changed)
     old_cables = {_cable_key(link): link for link in old.links}
     new_cables = {_cable_key(link): link for link in new.links}
