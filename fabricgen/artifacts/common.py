@@ -6,10 +6,12 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 _DIGITS = re.compile(r"(\d+)")
 
 
+@cache
 def natural_key(text: str) -> tuple[tuple[int, str], ...]:
     """`Ethernet2/1` before `Ethernet10/1`: digit runs compare as numbers."""
     return tuple((int(part), "") if part.isdigit() else (-1, part) for part in _DIGITS.split(text) if part)
@@ -25,7 +27,8 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    text = str(value)
+    return text.replace("|", "\\|").replace("\n", " ") if "|" in text or "\n" in text else text
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -34,6 +37,7 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@cache
 def metres(value: float) -> str:
     """30.0 -> `30`, 2.5 -> `2.5`."""
     return f"{value:g}"

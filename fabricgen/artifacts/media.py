@@ -7,7 +7,7 @@ both call it, so the two can never disagree. The reach table and part naming are
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -189,8 +189,8 @@ def cables(plan: Plan) -> list[Cable]:
         template = decided[signature]
         choice = None
         if template is not None:
-            cable_key, a_key, z_key = _keys(template.kind, a, z)
-            choice = replace(template, cable_key=cable_key, a_key=a_key, z_key=z_key)
+            t = template
+            choice = Choice(t.medium, t.variant, t.kind, t.netbox_type, t.cable_part, t.a_optic, t.z_optic, *_keys(t.kind, a, z))
         if choice is None:
             problems.append(
                 Diagnostic(
