@@ -4,6 +4,7 @@ with hier_config on captured running configs of both platforms (tests/data/runni
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -188,8 +189,11 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     inventory = _inventory(root / "inv", POD1)
 
+    # Independent of the user's git configuration (signing, hooks, default branch).
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
     def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
     git("init", "-q", "-b", "main")
     git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", ".")
