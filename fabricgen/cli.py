@@ -322,3 +322,8 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
             err_console.print(f"{label}: {', '.join(names)}", style="yellow", markup=False)
     click.echo(f"written: {out / 'remediation'}, {out / 'rollback'}")
     return differs
+
+
+from fabricgen.analyze.cli import analyze  # noqa: E402  (registered after `main` exists)
+
+main.add_command(analyze)

@@ -1,0 +1,1 @@
+"""`fabricgen analyze`: will this fabric keep the GPUs busy?"""

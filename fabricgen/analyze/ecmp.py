@@ -1,0 +1,216 @@
+"""Flow-level simulation of collective traffic on the planned leaf-spine fabric.
+
+Training traffic is a few long, fat flows. ECMP hashes each flow onto one of the equal-cost
+uplinks independently of the others, so two flows can share an uplink while another idles; the
+collective then runs at the speed of its most loaded link. InfiniBand's ftree routing instead
+picks the path from the destination (deterministically), which spreads a leaf-ordered ring
+perfectly but not an arbitrary permutation.
+
+Model (fluid, per step of the collective): every flow asks for `demand` Gbit/s; a link's
+utilisation is the demand routed over it divided by its capacity; a bulk-synchronous collective
+finishes when its slowest flow does, so its time scales with max(1, max link utilisation). The
+reference is ideal balancing: each leaf's off-leaf demand spread evenly over all its uplinks
+(and over all downlinks into the destination leaf). Everything is vectorised over flows and
+trials; seeds are fixed, so the same inputs give the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fabricgen.analyze.topology import Fabric, FloatArray, IntArray
+
+PATTERNS = ("ring", "ring-random", "all-to-all")
+ROUTINGS = ("ecmp", "ftree")
+CHUNK_ELEMENTS = 1 << 22
+"""Flows x trials handled per vectorised batch: bounds memory at a few hundred MB."""
+ALL_TO_ALL_TRIALS = 16
+"""All-to-all has thousands of small flows per leaf; its maximum load concentrates quickly."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flows:
+    """Flows of one pattern. Arrays are (flows,) when the placement is fixed, (trials, flows)
+    when it is random per trial. `dst_index` is the destination port's position in the fabric's
+    port order, the key ftree routes on."""
+
+    src_leaf: IntArray
+    dst_leaf: IntArray
+    dst_index: IntArray
+    demand_gbps: float
+    count: int
+
+
+def ring_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, order: IntArray | None = None, split: int = 1) -> Flows:
+    """One ring per rail (NIC index) over the job's servers, as NCCL builds rings on rail-aligned
+    servers: server order[j] sends to order[j+1] on every rail. `order` is (servers,) or
+    (trials, servers); default: plan order."""
+    order = np.arange(servers, dtype=np.int64) if order is None else order
+    nxt = np.roll(order, -1, axis=-1)
+    src = np.repeat(order, rails, axis=-1)
+    dst = np.repeat(nxt, rails, axis=-1)
+    rail = np.tile(np.arange(rails, dtype=np.int64), servers)
+    return _flows(fabric, src, dst, rail, demand_gbps, split)
+
+
+def all_to_all_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, split: int = 1) -> Flows:
+    """Every server to every other server on every rail (mixture-of-experts dispatch); each GPU
+    splits its NIC rate over its servers-1 peers."""
+    src, dst = np.nonzero(~np.eye(servers, dtype=bool))
+    src = np.repeat(src.astype(np.int64), rails)
+    dst = np.repeat(dst.astype(np.int64), rails)
+    rail = np.tile(np.arange(rails, dtype=np.int64), servers * (servers - 1))
+    return _flows(fabric, src, dst, rail, demand_gbps / max(servers - 1, 1), split)
+
+
+def _flows(fabric: Fabric, src: IntArray, dst: IntArray, rail: IntArray, demand: float, split: int) -> Flows:
+    """`split` flows per connection (NCCL_IB_QPS_PER_CONNECTION: each queue pair is its own
+    5-tuple to ECMP), each carrying 1/split of the demand."""
+    first_port = np.concatenate(([0], np.cumsum(fabric.server_nics)[:-1]))
+    rail = np.broadcast_to(rail, src.shape)
+    dst_index = first_port[dst] + rail % fabric.server_nics[dst]
+    src_leaf, dst_leaf = fabric.server_leaf[src], fabric.server_leaf[dst]
+    if split > 1:
+        src_leaf, dst_leaf, dst_index = (np.repeat(a, split, axis=-1) for a in (src_leaf, dst_leaf, dst_index))
+    return Flows(src_leaf, dst_leaf, dst_index, demand / split, int(src_leaf.shape[-1]))
+
+
+@dataclass(frozen=True, slots=True)
+class Loads:
+    """Per-trial results: utilisation of every directed fabric link, and the ideal maximum."""
+
+    utilisation: FloatArray
+    """(trials, links)"""
+    ideal: FloatArray
+    """(trials,) max link utilisation under perfect balancing"""
+    crossing: FloatArray
+    """(trials,) flows that leave their leaf"""
+
+
+def route(fabric: Fabric, flows: Flows, routing: str, trials: int, rng: np.random.Generator) -> Loads:
+    """Route `flows` `trials` times and add up the demand on each directed link."""
+    n_spines, per_spine, n_links, n_leaves = len(fabric.spines), fabric.per_spine, fabric.n_links, len(fabric.leaves)
+    util = np.empty((trials, n_links), dtype=np.float64)
+    ideal = np.empty(trials, dtype=np.float64)
+    crossing = np.empty(trials, dtype=np.float64)
+    leaf_capacity = float(fabric.link_gbps[0]) * n_spines * per_spine if n_links else 0.0
+    step = max(1, CHUNK_ELEMENTS // max(flows.count, 1))
+    for start in range(0, trials, step):
+        t = min(step, trials - start)
+        src, dst, key = (
+            np.broadcast_to(a, (t, flows.count)) if a.ndim == 1 else a[start : start + t]
+            for a in (flows.src_leaf, flows.dst_leaf, flows.dst_index)
+        )
+        cross = src != dst
+        weight = np.where(cross, flows.demand_gbps, 0.0)
+        if routing == "ecmp":
+            uplink = rng.integers(0, n_spines * per_spine, size=(t, flows.count), dtype=np.int64)
+            spine, p_up = np.divmod(uplink, per_spine)
+            p_down = rng.integers(0, per_spine, size=(t, flows.count), dtype=np.int64)
+        elif routing == "ftree":
+            spine = key % n_spines
+            p_up = p_down = (key // n_spines) % per_spine
+        else:
+            raise ValueError(f"unknown routing {routing!r}")
+        offset = (np.arange(t, dtype=np.int64) * n_links)[:, None]
+        ids = np.concatenate(((fabric.up_link(src, spine, p_up) + offset).ravel(), (fabric.down_link(dst, spine, p_down) + offset).ravel()))
+        load = np.bincount(ids, weights=np.concatenate((weight.ravel(), weight.ravel())), minlength=t * n_links).reshape(t, n_links)
+        util[start : start + t] = load / fabric.link_gbps
+        leaf_offset = (np.arange(t, dtype=np.int64) * n_leaves)[:, None]
+        out_demand = np.bincount((src + leaf_offset).ravel(), weights=weight.ravel(), minlength=t * n_leaves).reshape(t, n_leaves)
+        in_demand = np.bincount((dst + leaf_offset).ravel(), weights=weight.ravel(), minlength=t * n_leaves).reshape(t, n_leaves)
+        ideal[start : start + t] = np.maximum(out_demand, in_demand).max(axis=1) / leaf_capacity if leaf_capacity else 0.0
+        crossing[start : start + t] = cross.sum(axis=1)
+    return Loads(util, ideal, crossing)
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    """Summary of one pattern under one routing."""
+
+    pattern: str
+    routing: str
+    trials: int
+    seed: int
+    flows: int
+    crossing_flows: float
+    max_util_mean: float
+    max_util_p99: float
+    max_util_worst: float
+    link_util_p50: float
+    link_util_p90: float
+    link_util_p99: float
+    ideal_util: float
+    slowdown_mean: float
+    slowdown_p99: float
+    slowdown_worst: float
+    max_util_per_trial: tuple[float, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__slots__ if k != "max_util_per_trial"}
+
+
+def summarise(pattern: str, routing: str, seed: int, flows: Flows, loads: Loads) -> SimResult:
+    """Percentiles over trials (maximum link load, slowdown) and over every link of every trial
+    that carries traffic in some trial (the fabric links a collective can use)."""
+    peak = loads.utilisation.max(axis=1)
+    slowdown = np.maximum(peak, 1.0) / np.maximum(loads.ideal, 1.0)
+    used = loads.utilisation[:, loads.utilisation.any(axis=0)]
+    links = used.ravel() if used.size else np.zeros(1)
+    p50, p90, p99 = (float(v) for v in np.percentile(links, [50, 90, 99]))
+    return SimResult(
+        pattern=pattern,
+        routing=routing,
+        trials=len(peak),
+        seed=seed,
+        flows=flows.count,
+        crossing_flows=round(float(loads.crossing.mean()), 6),
+        max_util_mean=round(float(peak.mean()), 6),
+        max_util_p99=round(float(np.percentile(peak, 99)), 6),
+        max_util_worst=round(float(peak.max()), 6),
+        link_util_p50=round(p50, 6),
+        link_util_p90=round(p90, 6),
+        link_util_p99=round(p99, 6),
+        ideal_util=round(float(loads.ideal.mean()), 6),
+        slowdown_mean=round(float(slowdown.mean()), 6),
+        slowdown_p99=round(float(np.percentile(slowdown, 99)), 6),
+        slowdown_worst=round(float(slowdown.max()), 6),
+        max_util_per_trial=tuple(round(float(v), 6) for v in peak),
+    )
+
+
+def simulate(
+    fabric: Fabric,
+    servers: int,
+    rails: int,
+    demand_gbps: float,
+    *,
+    trials: int = 256,
+    seed: int = 1,
+    split: int = 1,
+    patterns: tuple[str, ...] = PATTERNS,
+) -> list[SimResult]:
+    """Every pattern under ECMP and ftree routing on the job's first `servers` servers.
+
+    Each (pattern, routing) draws from its own stream seeded by (seed, pattern), so adding a
+    pattern does not change the others, and both routings see the same random placements."""
+    results = []
+    for number, pattern in enumerate(PATTERNS):
+        if pattern not in patterns:
+            continue
+        runs = min(trials, ALL_TO_ALL_TRIALS) if pattern == "all-to-all" else trials
+        if pattern == "ring":
+            flows = ring_flows(fabric, servers, rails, demand_gbps, split=split)
+        elif pattern == "ring-random":
+            placement = np.random.default_rng([seed, number, 0])
+            order = np.argsort(placement.random((runs, servers)), axis=1).astype(np.int64)
+            flows = ring_flows(fabric, servers, rails, demand_gbps, order, split)
+        else:
+            flows = all_to_all_flows(fabric, servers, rails, demand_gbps, split)
+        for routing in ROUTINGS:
+            deterministic = routing == "ftree" and flows.src_leaf.ndim == 1
+            loads = route(fabric, flows, routing, 1 if deterministic else runs, np.random.default_rng([seed, number, 1]))
+            results.append(summarise(pattern, routing, seed, flows, loads))
+    return results
