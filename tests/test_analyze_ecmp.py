@@ -1,0 +1,133 @@
+"""The flow simulation: balls-into-bins against the exact expectation, ftree on a leaf-ordered
+ring, fixed seeds, and the 2,048-GPU fabric built through the normal pipeline."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fabricgen.analyze import ecmp
+from fabricgen.analyze.topology import Fabric, fabric_of
+from tests.test_analyze_plans import big_inventory, inventory, plan_of
+
+
+def expected_max_load(balls: int, bins: int) -> Fraction:
+    """Exact E[max load] of `balls` thrown uniformly into `bins`:
+    P(max <= k) = balls! / bins^balls * [x^balls] (sum_{j<=k} x^j / j!)^bins."""
+
+    def at_most(k: int) -> Fraction:
+        poly = [Fraction(1)]
+        term = [Fraction(1, math.factorial(j)) for j in range(k + 1)]
+        for _ in range(bins):
+            nxt = [Fraction(0)] * min(len(poly) + k, balls + 1)
+            for i, a in enumerate(poly):
+                for j, b in enumerate(term):
+                    if i + j <= balls:
+                        nxt[i + j] += a * b
+            poly = nxt
+        coefficient = poly[balls] if balls < len(poly) else Fraction(0)
+        return coefficient * math.factorial(balls) / Fraction(bins) ** balls
+
+    return sum((1 - at_most(k) for k in range(balls)), Fraction(0))
+
+
+def test_exact_expectation_by_hand() -> None:
+    # 2 balls, 2 bins: max 2 with probability 1/2, else 1.
+    assert expected_max_load(2, 2) == Fraction(3, 2)
+    # 3 balls, 3 bins: 27 outcomes; 3 put all in one bin (max 3), 6 are permutations (max 1), 18 have max 2.
+    assert expected_max_load(3, 3) == Fraction(3 * 3 + 6 * 1 + 18 * 2, 27)
+
+
+def two_leaves(spines: int, per_spine: int = 1) -> Fabric:
+    """Two leaves joined by `spines` spines: every off-leaf flow is one ball, every uplink a bin."""
+    links = 2 * 2 * spines * per_spine
+    return Fabric(
+        "roce",
+        ("a", "b"),
+        tuple(f"s{i}" for i in range(spines)),
+        per_spine,
+        np.full(links, 100.0),
+        np.array([0, 1], dtype=np.int64),
+        np.array([64, 64], dtype=np.int64),
+        np.array([6400.0, 6400.0]),
+        np.ones(2),
+    )
+
+
+def flows_between_leaves(count: int) -> ecmp.Flows:
+    return ecmp.Flows(np.zeros(count, np.int64), np.ones(count, np.int64), np.arange(count, dtype=np.int64), 100.0, count)
+
+
+@pytest.mark.parametrize(("balls", "bins"), [(8, 32), (16, 16), (12, 4)])
+def test_ecmp_reproduces_balls_into_bins(balls: int, bins: int) -> None:
+    trials = 20000
+    loads = ecmp.route(two_leaves(bins), flows_between_leaves(balls), "ecmp", trials, np.random.default_rng(7))
+    peak = loads.utilisation.max(axis=1)  # a flow of 100G on a 100G link: utilisation = flows per link
+    exact = float(expected_max_load(balls, bins))
+    standard_error = peak.std() / math.sqrt(trials)
+    assert abs(peak.mean() - exact) < 4 * standard_error, (peak.mean(), exact)
+    assert np.all(loads.ideal == balls / bins)
+
+
+def test_ftree_spreads_distinct_destinations() -> None:
+    loads = ecmp.route(two_leaves(32), flows_between_leaves(32), "ftree", 1, np.random.default_rng(0))
+    assert loads.utilisation.max() == 1.0
+
+
+def test_parallel_links_are_separate_bins() -> None:
+    # 4 spines x 2 parallel links: ftree sends destination k over spine k % 4, link (k // 4) % 2.
+    loads = ecmp.route(two_leaves(4, per_spine=2), flows_between_leaves(8), "ftree", 1, np.random.default_rng(0))
+    util = loads.utilisation[0]  # up links of leaf a, of leaf b, then down links into a, into b
+    assert util[0:8].tolist() == [1.0] * 8
+    assert util[24:32].tolist() == [1.0] * 8
+    assert util[8:24].sum() == 0.0
+
+
+def test_leaf_ordered_ring_on_a_plan(tmp_path: Path) -> None:
+    # 4 leaves x 2 servers x 8 NICs, 2 spines x 8 links: each leaf sends 8 ring flows (one per rail) off-leaf.
+    fabric = fabric_of(plan_of(tmp_path, inventory(spines=2, leaves=4, per_spine=8, per_leaf=2)))
+    flows = ecmp.ring_flows(fabric, 8, 8, 400.0)
+    assert flows.count == 64
+    ftree = ecmp.route(fabric, flows, "ftree", 1, np.random.default_rng(0))
+    assert ftree.crossing.tolist() == [32.0]
+    assert ftree.utilisation.max() == 1.0
+    hashed = ecmp.route(fabric, flows, "ecmp", 500, np.random.default_rng(0))
+    assert hashed.utilisation.max(axis=1).mean() > 1.5  # 8 flows into 16 uplinks collide most of the time
+    split = ecmp.route(fabric, ecmp.ring_flows(fabric, 8, 8, 400.0, split=8), "ecmp", 500, np.random.default_rng(0))
+    assert split.utilisation.max(axis=1).mean() < hashed.utilisation.max(axis=1).mean()
+
+
+def test_fixed_seeds_give_identical_output(tmp_path: Path) -> None:
+    fabric = fabric_of(plan_of(tmp_path, inventory(spines=2, leaves=4, per_spine=8, per_leaf=2)))
+    first = ecmp.simulate(fabric, 8, 8, 400.0, trials=64, seed=3)
+    again = ecmp.simulate(fabric, 8, 8, 400.0, trials=64, seed=3)
+    other = ecmp.simulate(fabric, 8, 8, 400.0, trials=64, seed=4)
+    assert first == again
+    assert [r.max_util_per_trial for r in first if r.routing == "ecmp"] != [r.max_util_per_trial for r in other if r.routing == "ecmp"]
+    assert [(r.pattern, r.routing) for r in first] == [(p, r) for p in ecmp.PATTERNS for r in ecmp.ROUTINGS]
+
+
+def test_all_to_all_demand_is_split_over_peers(tmp_path: Path) -> None:
+    fabric = fabric_of(plan_of(tmp_path, inventory(spines=2, leaves=2, per_spine=8, per_leaf=2)))
+    flows = ecmp.all_to_all_flows(fabric, 4, 8, 400.0)
+    assert flows.count == 4 * 3 * 8
+    assert flows.demand_gbps == pytest.approx(400.0 / 3)
+    loads = ecmp.route(fabric, flows, "ftree", 1, np.random.default_rng(0))
+    # Each leaf sends 2 servers x 8 rails x 2 off-leaf peers x 400/3 G over 16 x 400G uplinks.
+    assert loads.ideal[0] == pytest.approx(2 * 8 * 2 * (400 / 3) / (16 * 400))
+
+
+def test_two_thousand_gpu_fabric(tmp_path: Path) -> None:
+    """The issue's size: 2,048 GPUs on 32 spines x 64 leaves. Speed is measured by
+    benchmarks/analyze_2048.py, not here; this checks the shape of the answer."""
+    fabric = fabric_of(plan_of(tmp_path, big_inventory()))
+    results = {(r.pattern, r.routing): r for r in ecmp.simulate(fabric, 256, 8, 400.0, trials=32, seed=1)}
+    assert results[("ring", "ftree")].slowdown_worst == 1.0
+    assert results[("ring", "ecmp")].slowdown_mean > 2.0
+    assert results[("all-to-all", "ftree")].slowdown_mean == 1.0
+    assert 1.0 < results[("all-to-all", "ecmp")].slowdown_mean < results[("ring", "ecmp")].slowdown_mean
+    assert results[("all-to-all", "ecmp")].flows == 2048 * 255
