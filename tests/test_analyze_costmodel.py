@@ -87,7 +87,9 @@ def test_counts() -> None:
 def test_plan_gives_the_hand_case(tmp_path: Path) -> None:
     """The same 2 x 8 x 400G case, with the network read from a plan built by the pipeline."""
     fabric = fabric_of(plan_of(tmp_path, inventory(spines=2, leaves=1, per_spine=8, per_leaf=2)))
-    (name, values, cli), = job_settings({"jobs": {"hand": {"params": "7B", "efficiency": {"roce": 1.0}, "latency_us": {"network": 0, "nvlink": 0}}}}, {}, None)
+    ((name, values, cli),) = job_settings(
+        {"jobs": {"hand": {"params": "7B", "efficiency": {"roce": 1.0}, "latency_us": {"network": 0, "nvlink": 0}}}}, {}, None
+    )
     resolved = resolve(name, values, cli, fabric, None)
     assert resolved.job == JOB
     assert (resolved.network.line_gbps, resolved.network.share, resolved.network.efficiency) == (400.0, 1.0, 1.0)
@@ -144,7 +146,7 @@ def test_oversubscribed_plans_are_never_faster(tmp_path_factory: pytest.TempPath
     for links in (per_spine, per_spine * 2):
         doc = inventory(name=f"o{links}", spines=2, leaves=2, per_spine=links, per_leaf=2, max_ratio=8.0)
         fabric = fabric_of(plan_of(tmp_path_factory.mktemp("plans"), doc))
-        (name, values, cli), = job_settings({}, {}, None)
+        ((name, values, cli),) = job_settings({}, {}, None)
         resolved = resolve(name, values, cli, fabric, None)
         times.append(estimate(resolved.job, resolved.network).allreduce_s)
     assert times[0] >= times[1]

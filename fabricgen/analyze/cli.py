@@ -139,9 +139,8 @@ def _write_markdown(path: Path, result: dict[str, Any]) -> None:
     from fabricgen.analyze.report import markdown
 
     charts = {f"{path.stem}-{job['name']}.svg": render_svg(job) for job in result["jobs"]}
-    text = markdown(result, None)
-    text += "".join(f"![{name}]({name})\n\n" for name in charts)
-    for name, content in {**charts, path.name: text.rstrip("\n") + "\n"}.items():
+    text = markdown(result, None).rstrip("\n") + "\n\n" + "\n\n".join(f"![{name}]({name})" for name in charts) + "\n"
+    for name, content in {**charts, path.name: text}.items():
         _atomic_write(path.parent / name, content)
 
 

@@ -115,6 +115,7 @@ class CompareRow:
     transport: str
     speed: int
     estimate: Estimate
+    path_slowdown: float
     network_bound_from: int | None
     exposed_from: int | None
 
@@ -128,6 +129,7 @@ def compare(sc: Scenario) -> list[CompareRow]:
                     transport,
                     speed,
                     sc.estimate_at(transport, speed, sc.job.gpus),
+                    sc.network(transport, speed, -(-sc.job.gpus // sc.job.gpus_per_server)).path_slowdown,
                     first_gpus(sc, transport, speed, "network-bound"),
                     first_gpus(sc, transport, speed, "exposed"),
                 )
@@ -167,6 +169,9 @@ def recommend(sc: Scenario) -> list[Recommendation]:
                 f"{budget}; {speed}G {TRANSPORT_TITLES[transport]} all-reduce {est.allreduce_s:.3g} s ({est.algorithm}) fits"
                 f"{why_not}; {TRANSPORT_TITLES[other_t]} at {speed}G: {other.allreduce_s:.3g} s"
             )
+            roce = next(((s, e) for s, t, e in fits if t == "roce"), None)
+            if transport != "roce":
+                text += f"; cheapest RoCEv2 that fits: {roce[0]}G ({roce[1].allreduce_s:.3g} s)" if roce else "; no RoCEv2 speed fits"
             result.append(Recommendation(bucket, gpus, transport, speed, text))
         else:
             speed, transport, est = min(options, key=lambda o: o[2].allreduce_s)

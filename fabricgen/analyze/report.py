@@ -142,6 +142,7 @@ def analyse_job(plan: Plan, fabric: Fabric, resolved: ResolvedJob, options: Opti
                 {
                     "transport": row.transport,
                     "speed_gbps": row.speed,
+                    "path_slowdown": _num(row.path_slowdown),
                     "network_bound_from_gpus": row.network_bound_from,
                     "exposed_from_gpus": row.exposed_from,
                     **estimate_dict(row.estimate),
@@ -195,10 +196,11 @@ def _bytes(value: float) -> str:
     return f"{value:.0f} B"
 
 
-def _table(title: str, *columns: str) -> Table:
+def _table(title: str, *columns: str, labels: int = 1) -> Table:
+    """The first `labels` columns name the row: never truncated or wrapped; the rest fold."""
     table = Table(title=title, title_justify="left", header_style="bold")
-    for column in columns:
-        table.add_column(column)
+    for number, column in enumerate(columns):
+        table.add_column(column, no_wrap=number < labels, overflow="fold")
     return table
 
 
@@ -257,6 +259,7 @@ def _print_job(job: dict[str, Any], console: Console) -> None:
             "link load p50 / p90 / p99",
             "ideal",
             "slowdown (mean / p99)",
+            labels=2,
         )
         for r in sim["results"]:
             table.add_row(
@@ -277,6 +280,7 @@ def _print_job(job: dict[str, Any], console: Console) -> None:
             "Compare",
             "transport",
             "speed",
+            "paths",
             "per-GPU Gbit/s",
             "all-reduce",
             "compute",
@@ -289,6 +293,7 @@ def _print_job(job: dict[str, Any], console: Console) -> None:
             table.add_row(
                 cmp.TRANSPORT_TITLES[r["transport"]],
                 f"{r['speed_gbps']}G",
+                f"x{r['path_slowdown']:.3g}",
                 f"{r['gpu_gbps']:.4g}",
                 _s(r["allreduce_s"]),
                 _s(r["compute_s"]),
@@ -363,12 +368,12 @@ def markdown(result: dict[str, Any], chart: str | None) -> str:
         if "compare" in job:
             comp = job["compare"]
             lines += [
-                "| transport | speed | all-reduce | compute | busy (overlap) | exposed from | network-bound from |",
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+                "| transport | speed | path slowdown | all-reduce | compute | busy (overlap) | exposed from | network-bound from |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
             ]
             for r in comp["rows"]:
                 lines.append(
-                    f"| {cmp.TRANSPORT_TITLES[r['transport']]} | {r['speed_gbps']}G | {_s(r['allreduce_s'])} | {_s(r['compute_s'])} | {r['busy_overlap']:.1%} | {_gpus(r['exposed_from_gpus'])} | {_gpus(r['network_bound_from_gpus'])} |"
+                    f"| {cmp.TRANSPORT_TITLES[r['transport']]} | {r['speed_gbps']}G | x{r['path_slowdown']:.3g} | {_s(r['allreduce_s'])} | {_s(r['compute_s'])} | {r['busy_overlap']:.1%} | {_gpus(r['exposed_from_gpus'])} | {_gpus(r['network_bound_from_gpus'])} |"
                 )
             lines += ["", "| cluster | choice | why (computed) |", "| --- | --- | --- |"]
             for r in comp["recommendation"]:
