@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from fabricgen.analyze import compare as cmp
 from fabricgen.analyze.costmodel import Job, Network, estimate, hierarchical_allreduce_s, ring_allreduce_s
-from fabricgen.analyze.job import job_settings, parse_count, resolve
+from fabricgen.analyze.counts import parse_count
+from fabricgen.analyze.job import job_settings, resolve
 from fabricgen.analyze.topology import fabric_of
 from tests.test_analyze_plans import inventory, plan_of
 

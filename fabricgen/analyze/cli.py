@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from fabricgen.analyze.job import COUNT_PATTERN, parse_count
+from fabricgen.analyze.counts import COUNT_PATTERN, parse_count
 
 
 class CountType(click.ParamType[str, Any]):

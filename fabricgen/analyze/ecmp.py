@@ -90,38 +90,56 @@ class Loads:
 
 
 def route(fabric: Fabric, flows: Flows, routing: str, trials: int, rng: np.random.Generator) -> Loads:
-    """Route `flows` `trials` times and add up the demand on each directed link."""
+    """Route `flows` `trials` times and add up the demand on each directed link.
+
+    All flows of a pattern carry the same demand, so loads are flow counts times the demand:
+    unweighted bincounts over link numbers (`Fabric.up_link`/`down_link`, with the leaf part
+    computed once per flow), flows that stay on their leaf counted in a spare bin."""
     n_spines, per_spine, n_links, n_leaves = len(fabric.spines), fabric.per_spine, fabric.n_links, len(fabric.leaves)
+    width = n_spines * per_spine
+    leaf_capacity = float(fabric.link_gbps[0]) * width if n_links else 0.0
+    src_all, dst_all, key_all = flows.src_leaf, flows.dst_leaf, flows.dst_index
+    fixed = src_all.ndim == 1
+    if fixed:  # one placement for every trial: drop on-leaf flows once
+        keep = src_all != dst_all
+        src_all, dst_all, key_all = src_all[keep], dst_all[keep], key_all[keep]
+    count = int(src_all.shape[-1])
+    bins = n_links + 1  # the spare bin (n_links) collects flows that stay on their leaf
     util = np.empty((trials, n_links), dtype=np.float64)
     ideal = np.empty(trials, dtype=np.float64)
     crossing = np.empty(trials, dtype=np.float64)
-    leaf_capacity = float(fabric.link_gbps[0]) * n_spines * per_spine if n_links else 0.0
-    step = max(1, CHUNK_ELEMENTS // max(flows.count, 1))
+    step = max(1, CHUNK_ELEMENTS // max(count, 1))
     for start in range(0, trials, step):
         t = min(step, trials - start)
-        src, dst, key = (
-            np.broadcast_to(a, (t, flows.count)) if a.ndim == 1 else a[start : start + t]
-            for a in (flows.src_leaf, flows.dst_leaf, flows.dst_index)
-        )
-        cross = src != dst
-        weight = np.where(cross, flows.demand_gbps, 0.0)
+        src, dst, key = (a[None, :] if fixed else a[start : start + t] for a in (src_all, dst_all, key_all))
+        cross = np.ones((1, count), dtype=bool) if fixed else src != dst
+        up = src * width
+        down = n_links // 2 + dst * width
         if routing == "ecmp":
-            uplink = rng.integers(0, n_spines * per_spine, size=(t, flows.count), dtype=np.int64)
-            spine, p_up = np.divmod(uplink, per_spine)
-            p_down = rng.integers(0, per_spine, size=(t, flows.count), dtype=np.int64)
+            uplink = rng.integers(0, width, size=(t, count), dtype=np.int64)
+            up = up + uplink
+            if per_spine > 1:
+                down = down + (uplink // per_spine) * per_spine + rng.integers(0, per_spine, size=(t, count), dtype=np.int64)
+            else:
+                down = down + uplink
         elif routing == "ftree":
-            spine = key % n_spines
-            p_up = p_down = (key // n_spines) % per_spine
+            spine, parallel = key % n_spines, (key // n_spines) % per_spine
+            up = up + spine * per_spine + parallel
+            down = down + spine * per_spine + parallel
         else:
             raise ValueError(f"unknown routing {routing!r}")
-        offset = (np.arange(t, dtype=np.int64) * n_links)[:, None]
-        ids = np.concatenate(((fabric.up_link(src, spine, p_up) + offset).ravel(), (fabric.down_link(dst, spine, p_down) + offset).ravel()))
-        load = np.bincount(ids, weights=np.concatenate((weight.ravel(), weight.ravel())), minlength=t * n_links).reshape(t, n_links)
-        util[start : start + t] = load / fabric.link_gbps
-        leaf_offset = (np.arange(t, dtype=np.int64) * n_leaves)[:, None]
-        out_demand = np.bincount((src + leaf_offset).ravel(), weights=weight.ravel(), minlength=t * n_leaves).reshape(t, n_leaves)
-        in_demand = np.bincount((dst + leaf_offset).ravel(), weights=weight.ravel(), minlength=t * n_leaves).reshape(t, n_leaves)
-        ideal[start : start + t] = np.maximum(out_demand, in_demand).max(axis=1) / leaf_capacity if leaf_capacity else 0.0
+        up, down = np.broadcast_to(up, (t, count)), np.broadcast_to(down, (t, count))
+        if not fixed:
+            up, down = np.where(cross, up, n_links), np.where(cross, down, n_links)
+        offset = (np.arange(t, dtype=np.int64) * bins)[:, None]
+        counts = np.bincount((up + offset).ravel(), minlength=t * bins) + np.bincount((down + offset).ravel(), minlength=t * bins)
+        util[start : start + t] = counts.reshape(t, bins)[:, :n_links] * flows.demand_gbps / fabric.link_gbps
+        leaf_bins = n_leaves + 1
+        leaf_offset = (np.arange(cross.shape[0], dtype=np.int64) * leaf_bins)[:, None]
+        out_n = np.bincount((np.where(cross, src, n_leaves) + leaf_offset).ravel(), minlength=cross.shape[0] * leaf_bins)
+        in_n = np.bincount((np.where(cross, dst, n_leaves) + leaf_offset).ravel(), minlength=cross.shape[0] * leaf_bins)
+        most = np.maximum(out_n, in_n).reshape(-1, leaf_bins)[:, :n_leaves].max(axis=1) if n_leaves else np.zeros(cross.shape[0])
+        ideal[start : start + t] = most * flows.demand_gbps / leaf_capacity if leaf_capacity else 0.0
         crossing[start : start + t] = cross.sum(axis=1)
     return Loads(util, ideal, crossing)
 

@@ -8,18 +8,16 @@ combinations are reported like any other inventory problem: every one at once, w
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from fabricgen.analyze.costmodel import Job, Network
+from fabricgen.analyze.counts import parse_count
 from fabricgen.analyze.topology import Fabric, Placement, TopologyError, place
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.schema import apply_defaults
 
-COUNT_PATTERN = r"^[0-9]{1,6}(\.[0-9]{1,3})?[KMBT]?$"
-_FACTORS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 FLAGS = {
     "params": "--params",
     "bytes_per_gradient": "--bytes-per-gradient",
@@ -37,16 +35,6 @@ FLAGS = {
     "latency_us.network": "--latency-network-us",
     "latency_us.nvlink": "--latency-nvlink-us",
 }
-
-
-def parse_count(text: str) -> float:
-    """`70B` -> 7e10, `4M` -> 4e6, `1000` -> 1000.0 (decimal suffixes, as model cards write them)."""
-    match = re.fullmatch(COUNT_PATTERN, text.strip())
-    if match is None:
-        raise ValueError(f"{text!r} is not a count like 70B or 4M")
-    body = text.strip()
-    suffix = body[-1] if body[-1] in _FACTORS else ""
-    return float(body[: len(body) - len(suffix)]) * _FACTORS[suffix]
 
 
 @dataclass(frozen=True, slots=True)
