@@ -166,6 +166,8 @@ def ring_allreduce_s(size_bytes: float, ranks: int, bytes_per_s: float, alpha_s:
     """Ring all-reduce (reduce-scatter + all-gather): 2(n-1)/n * S / B + 2(n-1) * alpha."""
     if ranks <= 1 or size_bytes <= 0:
         return 0.0
+    if bytes_per_s <= 0:
+        return float("inf")
     return 2 * (ranks - 1) / ranks * size_bytes / bytes_per_s + 2 * (ranks - 1) * alpha_s
 
 
@@ -173,6 +175,8 @@ def ring_phase_s(size_bytes: float, ranks: int, bytes_per_s: float, alpha_s: flo
     """One ring reduce-scatter or all-gather: (n-1)/n * S / B + (n-1) * alpha."""
     if ranks <= 1 or size_bytes <= 0:
         return 0.0
+    if bytes_per_s <= 0:
+        return float("inf")
     return (ranks - 1) / ranks * size_bytes / bytes_per_s + (ranks - 1) * alpha_s
 
 
