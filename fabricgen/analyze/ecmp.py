@@ -4,7 +4,7 @@ Training traffic is a few long, fat flows. ECMP hashes each flow onto one of the
 uplinks independently of the others, so two flows can share an uplink while another idles; the
 collective then runs at the speed of its most loaded link. InfiniBand's ftree routing instead
 picks the path from the destination (deterministically), which spreads a leaf-ordered ring
-perfectly but not an arbitrary permutation.
+perfectly but not an arbitrary permutation (`ftree_path` is checked against real OpenSM).
 
 Model (fluid, per step of the collective): every flow asks for `demand` Gbit/s; a link's
 utilisation is the demand routed over it divided by its capacity; a bulk-synchronous collective
@@ -33,8 +33,9 @@ ALL_TO_ALL_TRIALS = 16
 @dataclass(frozen=True, slots=True)
 class Flows:
     """Flows of one pattern. Arrays are (flows,) when the placement is fixed, (trials, flows)
-    when it is random per trial. `dst_index` is the destination port's position in the fabric's
-    port order, the key ftree routes on."""
+    when it is random per trial. `dst_index` is the destination port's position among its leaf's
+    server ports (plan order): the key OpenSM's ftree spreads destinations over up-ports by
+    (checked against real OpenSM forwarding tables in tests/test_analyze_opensm.py)."""
 
     src_leaf: IntArray
     dst_leaf: IntArray
@@ -69,12 +70,35 @@ def _flows(fabric: Fabric, src: IntArray, dst: IntArray, rail: IntArray, demand:
     """`split` flows per connection (NCCL_IB_QPS_PER_CONNECTION: each queue pair is its own
     5-tuple to ECMP), each carrying 1/split of the demand."""
     first_port = np.concatenate(([0], np.cumsum(fabric.server_nics)[:-1]))
+    leaf_first = np.full(len(fabric.leaves), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(leaf_first, fabric.server_leaf, first_port)
     rail = np.broadcast_to(rail, src.shape)
-    dst_index = first_port[dst] + rail % fabric.server_nics[dst]
     src_leaf, dst_leaf = fabric.server_leaf[src], fabric.server_leaf[dst]
+    dst_index = first_port[dst] + rail % fabric.server_nics[dst] - leaf_first[dst_leaf]
     if split > 1:
         src_leaf, dst_leaf, dst_index = (np.repeat(a, split, axis=-1) for a in (src_leaf, dst_leaf, dst_index))
     return Flows(src_leaf, dst_leaf, dst_index, demand / split, int(src_leaf.shape[-1]))
+
+
+def ftree_path(fabric: Fabric, src_leaf: IntArray, dst_leaf: IntArray, key: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """(spine, up cable, down cable) OpenSM's ftree engine gives a flow to port `key` of `dst_leaf`.
+
+    Destination-based, as OpenSM 3.3.23 fills the tables (checked against its real forwarding
+    tables in tests/test_analyze_opensm.py): port j of every leaf is reached through spine
+    j mod S; on the way down, cable (j div S) mod P; on the way up, each source leaf hands the
+    cables to a spine out in turn to the destinations it routes through that spine, leaf by
+    leaf (its own leaf skipped), so the up cable is that running count mod P."""
+    n_spines, per_spine = len(fabric.spines), fabric.per_spine
+    spine = key % n_spines
+    down_cable = (key // n_spines) % per_spine
+    if per_spine == 1:
+        return spine, down_cable, down_cable
+    ports = np.bincount(fabric.server_leaf, weights=fabric.server_nics, minlength=len(fabric.leaves)).astype(np.int64)
+    s = np.arange(n_spines, dtype=np.int64)
+    per_leaf = np.where(ports[:, None] > s, (ports[:, None] - s + n_spines - 1) // n_spines, 0)  # ports j = s (mod S), per leaf
+    before = np.cumsum(per_leaf, axis=0) - per_leaf  # the same, summed over the leaves before
+    turn = before[dst_leaf, spine] - np.where(src_leaf < dst_leaf, per_leaf[src_leaf, spine], 0) + key // n_spines
+    return spine, turn % per_spine, down_cable
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +147,9 @@ def route(fabric: Fabric, flows: Flows, routing: str, trials: int, rng: np.rando
             else:
                 down = down + uplink
         elif routing == "ftree":
-            spine, parallel = key % n_spines, (key // n_spines) % per_spine
-            up = up + spine * per_spine + parallel
-            down = down + spine * per_spine + parallel
+            spine, up_cable, down_cable = ftree_path(fabric, src, dst, key)
+            up = up + spine * per_spine + up_cable
+            down = down + spine * per_spine + down_cable
         else:
             raise ValueError(f"unknown routing {routing!r}")
         up, down = np.broadcast_to(up, (t, count)), np.broadcast_to(down, (t, count))

@@ -1,0 +1,137 @@
+"""The ftree model of the flow simulation against real OpenSM: an ibsim fabric built from the
+plan, OpenSM's ftree engine run once, and its forwarding tables read back with `dump_lfts`.
+Every path between leaves that the tables give must be the path `ecmp.route(..., "ftree")` takes.
+
+Processes: ibsim is started here and stopped by its own pid in `finally`; OpenSM runs with
+`--once` and exits by itself (a timeout kills it otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fabricgen.analyze import ecmp
+from fabricgen.analyze.topology import fabric_of
+from fabricgen.model import Plan
+from tests.test_analyze_plans import inventory, plan_of
+
+UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("ibsim") and shutil.which("opensm") and shutil.which("dump_lfts") and UMAD2SIM.exists()),
+    reason="needs ibsim-utils, opensm and infiniband-diags (make test installs them)",
+)
+LFT_LINE = re.compile(r"^0x([0-9a-f]+) (\d+) : \((?:Channel Adapter|Switch) portguid 0x[0-9a-f]+: '([^']+)'\)")
+HEADER = re.compile(r"^Unicast lids .* \((.+)\):$")
+
+
+def net_file(plan: Plan) -> str:
+    """The plan in ibsim's ibnetdiscover-like format (ibsim 0.10 simulates up to HDR, so every
+    link is 4xHDR: routing does not depend on the rate)."""
+    ports: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+    for link in plan.links:
+        ports[link.a.device].append((link.a.port, link.z.device, link.z.port))
+        ports[link.z.device].append((link.z.port, link.a.device, link.a.port))
+    lines = []
+    for device in plan.devices:
+        lines += [
+            f"switchguid={device.guid}",
+            f'Switch\t{device.ports_total} "{device.name}"\t# "{device.name}" enhanced port 0 lid 0 lmc 0',
+        ]
+        lines += [f'[{p}]\t"{peer}"[{peer_port}]\t# "{peer}" lid 0 4xHDR' for p, peer, peer_port in sorted(ports[device.name])]
+        lines.append("")
+    for server in plan.servers:
+        lines += [f"caguid={server.node_guid}", f'Hca\t{len(server.nics)} "{server.name}"\t# "{server.name} HCA-1"']
+        lines += [f'[{p}]\t"{peer}"[{peer_port}]\t# lid 0 lmc 0 "{peer}" lid 0 4xHDR' for p, peer, peer_port in sorted(ports[server.name])]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def opensm_lfts(plan: Plan, folder: Path) -> dict[str, dict[str, int]]:
+    """{switch: {destination HCA: output port}} after OpenSM's ftree engine configured the fabric."""
+    (folder / "fabric.net").write_text(net_file(plan), encoding="utf-8")
+    env = {**os.environ, "IBSIM_SOCKNAME": f"fg-analyze-{os.getpid()}-{time.monotonic_ns()}"}
+    sim = subprocess.Popen(["ibsim", "-s", "-n", "fabric.net"], cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        time.sleep(0.3)
+        client = {
+            **env,
+            "LD_PRELOAD": str(UMAD2SIM),
+            "OSM_CACHE_DIR": str(folder),
+            "OSM_TMP_DIR": str(folder),
+            "SIM_HOST": plan.servers[0].name,
+        }
+        subprocess.run(
+            ["opensm", "-R", "ftree", "-o", "-f", str(folder / "opensm.log")],
+            cwd=folder,
+            env=client,
+            timeout=120,
+            capture_output=True,
+            check=True,
+        )
+        log = (folder / "opensm.log").read_text(encoding="utf-8", errors="replace")
+        assert "ftree tables configured on all switches" in log
+        dump = subprocess.run(["dump_lfts"], cwd=folder, env=client, timeout=60, capture_output=True, text=True, check=True).stdout
+    finally:
+        sim.terminate()
+        try:
+            sim.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            sim.kill()
+            sim.wait()
+    tables: dict[str, dict[str, int]] = {}
+    current: dict[str, int] = {}
+    for line in dump.splitlines():
+        if header := HEADER.match(line):
+            current = tables.setdefault(header.group(1), {})
+        elif entry := LFT_LINE.match(line):
+            name = entry.group(3).removesuffix(" HCA-1")
+            current[name] = int(entry.group(2))
+    return tables
+
+
+@pytest.mark.parametrize(("spines", "per_spine", "per_leaf"), [(4, 2, 8), (3, 2, 7), (4, 3, 10)])
+def test_ftree_model_matches_opensm(tmp_path: Path, spines: int, per_spine: int, per_leaf: int) -> None:
+    doc = inventory(
+        transport="infiniband", spines=spines, leaves=4, per_spine=per_spine, per_leaf=per_leaf, ports_per_server=1, max_ratio=4.0
+    )
+    plan = plan_of(tmp_path, doc)
+    tables = opensm_lfts(plan, tmp_path)
+    fabric = fabric_of(plan)
+    # Cable p of a leaf-spine pair: the p-th by port, the same order on both ends (the planner's link number).
+    up_cable: dict[tuple[str, int], tuple[int, int]] = {}
+    down_cable: dict[tuple[str, int], tuple[int, int]] = {}
+    by_pair: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for link in plan.links:
+        if link.kind == "leaf-spine":
+            by_pair[(link.a.device, link.z.device)].append(link)
+    for (leaf, spine), links in by_pair.items():
+        for p, link in enumerate(sorted(links, key=lambda lk: lk.a.port)):
+            up_cable[(leaf, link.a.port)] = (fabric.spines.index(spine), p)
+            down_cable[(spine, link.z.port)] = (fabric.leaves.index(leaf), p)
+    # Every server to every server on another leaf, as OpenSM routes it and as the model does.
+    servers = len(plan.servers)
+    src, dst = np.nonzero(~np.eye(servers, dtype=bool))
+    off_leaf = fabric.server_leaf[src] != fabric.server_leaf[dst]
+    src, dst = src[off_leaf], dst[off_leaf]
+    flows = ecmp.all_to_all_flows(fabric, servers, 1, 1.0)
+    real = np.zeros(fabric.n_links)
+    for s, d in zip(src.tolist(), dst.tolist(), strict=True):
+        leaf, target = plan.servers[s].leaf, plan.servers[d].name
+        spine_ix, p_up = up_cable[(leaf, tables[leaf][target])]
+        spine = fabric.spines[spine_ix]
+        leaf_ix, p_down = down_cable[(spine, tables[spine][target])]
+        assert fabric.leaves[leaf_ix] == plan.servers[d].leaf
+        real[fabric.up_link(np.int64(fabric.leaves.index(leaf)), np.int64(spine_ix), np.int64(p_up))] += 1
+        real[fabric.down_link(np.int64(leaf_ix), np.int64(spine_ix), np.int64(p_down))] += 1
+    model = ecmp.route(fabric, flows, "ftree", 1, np.random.default_rng(0)).utilisation[0] * fabric.link_gbps / flows.demand_gbps
+    assert model.tolist() == real.tolist()
