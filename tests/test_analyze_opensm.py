@@ -25,7 +25,7 @@ from fabricgen.analyze.topology import fabric_of
 from fabricgen.model import Plan
 from tests.test_analyze_plans import inventory, plan_of
 
-UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
+UMAD2SIM = next(iter(sorted(Path("/usr/lib").glob("*/umad2sim/libumad2sim.so"))), Path("/usr/lib/umad2sim/libumad2sim.so"))
 pytestmark = pytest.mark.skipif(
     not (shutil.which("ibsim") and shutil.which("opensm") and shutil.which("dump_lfts") and UMAD2SIM.exists()),
     reason="needs ibsim-utils, opensm and infiniband-diags (make test installs them)",
