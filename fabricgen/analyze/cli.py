@@ -37,7 +37,7 @@ OVERRIDES = (
     ("params", "--params", CountType(), "Model parameters, e.g. 7B, 70B, 405B"),
     ("bytes_per_gradient", "--bytes-per-gradient", click.Choice(["1", "2", "4"]), "2 = bf16/fp16, 4 = fp32"),
     ("gpus", "--gpus", click.IntRange(min=1), "GPUs in the job [default: all of the fabric]"),
-    ("gpus_per_server", "--gpus-per-server", click.IntRange(min=1), "[default: NIC ports per server]"),
+    ("gpus_per_server", "--gpus-per-server", click.IntRange(min=1), "GPUs per server [default: NIC ports per server]"),
     ("nvlink_gbytes_per_s", "--nvlink-gbytes", POSITIVE, "NVLink GB/s per GPU and direction"),
     ("data_parallel", "--dp", click.IntRange(min=1), "Data-parallel degree [default: gpus/(tp*pp)]"),
     ("tensor_parallel", "--tp", click.IntRange(min=1), "Tensor-parallel degree"),
