@@ -7,6 +7,7 @@ never modify anything. Each is linear in the size of the fabric.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -227,8 +228,105 @@ def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
             )
     if ib.lmc and ib.routing_engine == "ftree":
         yield source.diagnostic(("routing", "lmc"), "ftree routing needs lmc 0; OpenSM silently falls back to minhop otherwise")
+    yield from _ib_fat_tree(plan, doc, source)
+    yield from _ib_guids(plan, doc, source)
+    yield from _ib_qos(plan, doc, source)
     for message in plan.warnings:
         yield Diagnostic(message, "guid_prefix", source.file, *source.locate(()), severity=Severity.WARNING)
+
+
+def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    """1:1 on every leaf (host ports vs uplinks), spine radix, and the dedicated SM hosts' leaf ports."""
+    ib = plan.infiniband
+    assert ib is not None
+    sm_ports: dict[str, list[int]] = defaultdict(list)
+    for sm in ib.subnet_managers:
+        if not sm.server:
+            sm_ports[sm.leaf].append(sm.leaf_port)
+    positions = {sm.host: i for i, sm in enumerate(ib.subnet_managers)}
+    for sm in ib.subnet_managers:
+        if sm.server and ib.partitions:
+            found = source.diagnostic(
+                ("subnet_managers", positions[sm.host], "host"),
+                f"the SM runs on server {sm.host}, whose port becomes a full member of every partition (SELF=full): tenants are not isolated from it",
+                hint="run the SM on a dedicated host (subnet_managers[].leaf)",
+            )
+            yield dataclasses.replace(found, severity=Severity.WARNING)
+    for device in plan.devices:
+        uplinks = sum(1 for i in device.interfaces if i.role == "uplink")
+        if device.role == "leaf":
+            hosts = sum(1 for i in device.interfaces if i.role.startswith("server")) + len(sm_ports[device.name])
+            if hosts > uplinks and plan.max_oversubscription <= 1:
+                yield source.diagnostic(
+                    ("servers", "per_leaf"),
+                    f"{device.name} has {hosts} host ports (servers and SM hosts) but {uplinks} uplinks: not 1:1, so ftree's non-blocking fat tree does not hold",
+                    hint="attach fewer hosts per leaf, add uplinks, or raise oversubscription.max_ratio",
+                )
+            used = {i.port for i in device.interfaces}
+            for sm in ib.subnet_managers:
+                if sm.leaf == device.name and not sm.server and (sm.leaf_port in used or sm.leaf_port > device.ports_total):
+                    what = "is taken by a server or an uplink" if sm.leaf_port in used else f"does not exist ({device.ports_total} ports)"
+                    yield source.diagnostic(
+                        ("subnet_managers", positions[sm.host]),
+                        f"subnet manager {sm.host}: port {sm.leaf_port} of {device.name} {what}",
+                        hint="set subnet_managers[].leaf/port to a free port, or run the SM on a server (host: <server name>)",
+                    )
+        elif device.role == "spine":
+            down = sum(1 for i in device.interfaces if i.role == "downlink")
+            if down > device.ports_total:
+                yield source.diagnostic(
+                    ("leaves",),
+                    f"{device.name} ({device.model}, radix {device.ports_total}) would need {down} leaf-facing ports: a two-tier fat tree of radix {device.ports_total} holds at most {device.ports_total} leaf links per spine",
+                    hint="use fewer leaves or uplinks.per_spine, or a three-tier fabric",
+                )
+
+
+def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    """Every node GUID and port GUID once: OpenSM keys everything by GUID."""
+    ib = plan.infiniband
+    assert ib is not None
+    owners: dict[str, list[str]] = defaultdict(list)
+    for device in plan.devices:
+        owners[device.guid].append(device.name)
+    for server in plan.servers:
+        owners[server.node_guid].append(server.name)
+        for nic in server.nics:
+            if nic.port_guid != server.node_guid:
+                owners[nic.port_guid].append(f"{server.name} port {nic.nic}")
+    for sm in ib.subnet_managers:
+        if not sm.server:
+            owners[sm.node_guid].append(sm.host)
+            if sm.port_guid != sm.node_guid:
+                owners[sm.port_guid].append(f"{sm.host} port 1")
+    for guid, users in sorted(owners.items()):
+        if len(users) > 1:
+            yield source.diagnostic(("guids",) if "guids" in doc else ("guid_prefix",), f"GUID {guid} is used by {', '.join(users)}")
+
+
+def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    ib = plan.infiniband
+    assert ib is not None
+    bad = sorted({vl for vl in ib.qos_sl2vl if vl >= ib.qos_max_vls and vl != 15})
+    if bad:
+        yield source.diagnostic(
+            ("qos", "sl2vl"), f"VL(s) {', '.join(map(str, bad))} are not below qos.max_vls {ib.qos_max_vls} (15 = drop)"
+        )
+    for key, table in (("vlarb_high", ib.qos_vlarb_high), ("vlarb_low", ib.qos_vlarb_low)):
+        vls = sorted({int(pair.split(":")[0]) for pair in table.split(",") if pair})
+        if any(vl >= ib.qos_max_vls for vl in vls):
+            yield source.diagnostic(("qos", key), f"{table} names a VL not below qos.max_vls {ib.qos_max_vls}")
+        if any(int(pair.split(":")[1]) > 255 for pair in table.split(",") if pair):
+            yield source.diagnostic(("qos", key), f"{table}: a weight is above 255")
+    for position, part in enumerate(ib.partitions):
+        if "sl" not in doc.get("partitions", [])[position]:
+            continue
+        if not ib.qos_enabled:
+            found = source.diagnostic(
+                ("partitions", position, "sl"), f"partition {part.name} sets sl {part.sl} but qos.enabled is false: OpenSM ignores it"
+            )
+            yield dataclasses.replace(found, severity=Severity.WARNING)
+        elif ib.qos_sl2vl[part.sl] == 15:
+            yield source.diagnostic(("partitions", position, "sl"), f"partition {part.name}: SL {part.sl} maps to VL15 (drop) in qos.sl2vl")
 
 
 STRUCTURAL_CHECKS: tuple[Check, ...] = (check_pools, check_ports)

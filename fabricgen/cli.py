@@ -327,3 +327,7 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
 from fabricgen.analyze.cli import analyze  # noqa: E402  (registered after `main` exists)
 
 main.add_command(analyze)
+
+from fabricgen.infiniband.cli import ib  # noqa: E402  (the group imports helpers from this module)
+
+main.add_command(ib)

@@ -272,13 +272,24 @@ class Oversubscription:
 
 @dataclass(frozen=True, slots=True)
 class SubnetManager:
+    """One OpenSM instance. It runs on a planned server's HCA (`server` set) or on a dedicated
+    host cabled to `leaf` port `leaf_port`. `port_guid` is what OpenSM binds to (`guid`)."""
+
     host: str
     priority: int
-    guid: str
+    port_guid: str
+    node_guid: str
+    guid_is_placeholder: bool
+    server: str
+    leaf: str
+    leaf_port: int
 
 
 @dataclass(frozen=True, slots=True)
 class Partition:
+    """A tenant partition. `members` are the inventory's patterns; `hosts` and `port_guids`
+    what they resolved to (sorted), so templates print GUIDs and never match names."""
+
     name: str
     pkey: int
     membership: str
@@ -287,10 +298,28 @@ class Partition:
     rate: int
     sl: int
     members: tuple[str, ...]
+    hosts: tuple[str, ...] = ()
+    port_guids: tuple[str, ...] = ()
+    mtu_code: int = 0
+    """IBTA MTU code of the IPoIB group (4 = 2048, 5 = 4096)."""
+    rate_code: int = 0
+    """IBTA rate code of the IPoIB group (17 = 200G); 0 = OpenSM's default."""
+
+    @property
+    def pkey_hex(self) -> str:
+        return f"0x{self.pkey:04x}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeName:
+    guid: str
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
 class InfinibandPlan:
+    """Everything OpenSM needs, computed: the templates in templates/opensm/ only print it."""
+
     subnet_managers: tuple[SubnetManager, ...]
     routing_engine: str
     lmc: int
@@ -301,6 +330,29 @@ class InfinibandPlan:
     qos_vlarb_high: str
     qos_vlarb_low: str
     guid_prefix: str
+    no_fallback: bool = False
+    qos_high_limit: int = 0
+    max_op_vls: int = 5
+    """OpenSM's encoding of the operational VLs (4 = VL0-7), derived from qos_max_vls."""
+    default_membership: str = "full"
+    default_ipoib: bool = True
+    root_guids: tuple[str, ...] = ()
+    """Spine node GUIDs: the top rank for ftree and updn."""
+    cn_guids: tuple[str, ...] = ()
+    """HCA port GUIDs of the compute nodes (servers), not of dedicated SM hosts."""
+    node_names: tuple[NodeName, ...] = ()
+    placeholder_hosts: tuple[str, ...] = ()
+    """Servers and dedicated SM hosts whose HCA GUIDs are still placeholders."""
+    config_dir: str = "/etc/opensm"
+    log_dir: str = "/var/log"
+    log_flags: int = 3
+    sweep_interval: int = 10
+    sminfo_polling_timeout: int = 10000
+    polling_retry_number: int = 4
+
+    @property
+    def engine_setting(self) -> str:
+        return f"{self.routing_engine},no_fallback" if self.no_fallback else self.routing_engine
 
 
 @dataclass(frozen=True, slots=True)

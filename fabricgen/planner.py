@@ -17,18 +17,17 @@ from fabricgen import allocate
 from fabricgen.allocate import ipv4
 from fabricgen.catalog import models_for, platforms
 from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.infiniband import plan as ib_plan
 from fabricgen.loader import SourceMap
 from fabricgen.model import (
     BgpNeighbor,
     Breakout,
     Device,
     Endpoint,
-    InfinibandPlan,
     Interface,
     Link,
     Model,
     Oversubscription,
-    Partition,
     PeerGroup,
     Plan,
     Platform,
@@ -39,7 +38,6 @@ from fabricgen.model import (
     Server,
     ServerNic,
     Services,
-    SubnetManager,
 )
 from fabricgen.units import length_m, size_bytes, speed_gbps
 
@@ -260,7 +258,11 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         server_slot = 0
         for server_index in range(1, servers_cfg["per_leaf"] + 1):
             server_name = servers_cfg["name"].format(fabric=fabric["name"], leaf=leaf.name, leaf_index=leaf.index, index=server_index)
-            node_guid = _placeholder_guid(guid_prefix, 3, leaf.index * 1024 + server_index) if transport == "infiniband" else ""
+            node_guid, port_guids = (
+                ib_plan.server_guids(doc, server_name, leaf.index, server_index, servers_cfg["ports_per_server"])
+                if transport == "infiniband"
+                else ("", ())
+            )
             nics = []
             for nic in range(1, servers_cfg["ports_per_server"] + 1):
                 cage, sub = allocate.split_slot(server_slot, per_cage_down, 1)
@@ -276,7 +278,7 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                         gateway, address = ipv4(server_base + offset), ipv4(server_base + offset + 1)
                     else:
                         gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + server_slot), subnet_len
-                port_guid = f"0x{int(node_guid, 16) + nic:016x}" if node_guid else ""
+                port_guid = port_guids[nic - 1] if port_guids else ""
                 nics.append(ServerNic(nic, leaf.name, leaf_if, down_speed, address, gateway, length, port_guid))
                 interfaces.append(
                     Interface(
@@ -388,13 +390,11 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     used_platforms = sorted({n.platform.name for n in (*spines, *leaves)})
     devices = tuple(sorted((*spine_devices, *leaf_devices), key=lambda d: (_ROLE_ORDER[d.role], d.index)))
     svc = doc.get("services", {})
-    warnings = []
+    warnings: list[str] = []
+    infiniband = None
     if transport == "infiniband":
-        placeholders = sum(1 for d in devices if d.guid_is_placeholder)
-        if placeholders:
-            warnings.append(
-                f"{placeholders} switch GUID(s) are placeholders derived from guid_prefix {doc['guid_prefix']}; import real GUIDs (fabricgen ib import-guids) before a change window"
-            )
+        devices = ib_plan.pin_switch_guids(devices, doc)
+        infiniband, warnings = ib_plan.build_infiniband(doc, devices, servers, source)
     return Plan(
         name=fabric["name"],
         description=fabric.get("description", ""),
@@ -404,7 +404,7 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         links=tuple(sorted(links, key=lambda lk: (lk.kind, lk.z.device, lk.z.port, lk.z.interface, lk.a.device, lk.a.interface))),
         servers=tuple(servers),
         roce=roce,
-        infiniband=_infiniband(doc, devices) if transport == "infiniband" else None,
+        infiniband=infiniband,
         services=Services(
             tuple(svc.get("ntp", [])),
             tuple(svc.get("syslog", [])),
@@ -662,38 +662,4 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, 
         mtu=roce.get("mtu") or platform.mtu_default,
         queues=queues,
         pause_queues=pause,
-    )
-
-
-def _infiniband(doc: dict[str, Any], devices: tuple[Device, ...]) -> InfinibandPlan:
-    routing = doc.get("routing", {})
-    qos = doc.get("qos", {})
-    sms = doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1", "priority": 15}]
-    prefix = int(doc.get("guid_prefix", "0x02fab00000000000"), 16)
-    return InfinibandPlan(
-        subnet_managers=tuple(
-            SubnetManager(sm["host"], sm.get("priority", 15), sm.get("guid") or _placeholder_guid(prefix, 4, i))
-            for i, sm in enumerate(sms, 1)
-        ),
-        routing_engine=routing.get("engine", "ftree"),
-        lmc=routing.get("lmc", 0),
-        partitions=tuple(
-            Partition(
-                p["name"],
-                p["pkey"],
-                p.get("membership", "full"),
-                p.get("ipoib", False),
-                p.get("mtu", 4096),
-                p.get("rate", 0),
-                p.get("sl", 0),
-                tuple(p["members"]),
-            )
-            for p in doc.get("partitions", [])
-        ),
-        qos_enabled=qos.get("enabled", False),
-        qos_max_vls=qos.get("max_vls", 8),
-        qos_sl2vl=tuple(qos.get("sl2vl", [])),
-        qos_vlarb_high=qos.get("vlarb_high", "0:4"),
-        qos_vlarb_low=qos.get("vlarb_low", ""),
-        guid_prefix=doc.get("guid_prefix", "0x02fab00000000000"),
     )

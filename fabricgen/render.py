@@ -101,8 +101,9 @@ def ansible_inventory(plan: Plan, context: RenderContext) -> dict[str, str]:
 
 
 from fabricgen.artifacts import ARTIFACT_PRODUCERS  # noqa: E402  (artifacts import RenderContext only for typing)
+from fabricgen.infiniband.render import opensm_files  # noqa: E402  (imports RenderContext only for typing)
 
-PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, *ARTIFACT_PRODUCERS)
+PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, *ARTIFACT_PRODUCERS, opensm_files)
 
 
 def render_files(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS) -> dict[str, str]:

@@ -1,0 +1,153 @@
+"""`fabricgen ib import-guids`: real GUIDs from `ibnetdiscover` output into the inventory.
+
+Discovered nodes are matched to planned names by node description: a switch's description is
+its name (or NVIDIA's `MF0;<name>:<model>/U1`), an HCA's is `<host> <device>` (`gpu0101
+mlx5_0`, `gpu0101 HCA-1`). HCA ports are matched to the planned NICs by the leaf port they are
+cabled to, falling back to port order. GUIDs go into the `guids:` section of the inventory,
+edited with ruamel.yaml's round-trip mode so the user's comments and layout stay; the result
+is validated before it replaces the file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+from fabricgen.infiniband.ibnet import IbFabric, IbNode
+from fabricgen.model import Plan
+
+_MF0 = re.compile(r"^MF0;([^:;\s]+)")
+
+
+@dataclass(slots=True)
+class ImportResult:
+    guids: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Planned name -> (node GUID, port GUIDs in NIC order; empty for switches)."""
+    unmatched_discovered: list[str] = field(default_factory=list)
+    not_discovered: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    changed: int = 0
+
+
+def candidates(description: str) -> list[str]:
+    """Names a node description may stand for, most specific first."""
+    found = [description.strip()]
+    words = description.split()
+    if words:
+        found.append(words[0])
+    match = _MF0.match(description.strip())
+    if match:
+        found.append(match.group(1))
+    return found
+
+
+def match_guids(plan: Plan, fabric: IbFabric) -> ImportResult:
+    result = ImportResult()
+    ib = plan.infiniband
+    switches = {d.name: d for d in plan.devices}
+    hcas: dict[str, list[tuple[int, str, int]]] = {}
+    for server in plan.servers:
+        hcas[server.name] = [(nic.nic, nic.leaf, int(nic.leaf_interface) if nic.leaf_interface.isdigit() else 0) for nic in server.nics]
+    for sm in ib.subnet_managers if ib else ():
+        if not sm.server:
+            hcas[sm.host] = [(1, sm.leaf, sm.leaf_port)]
+    node_of: dict[str, str] = {}
+    ca_nodes: dict[str, list[IbNode]] = {}
+    for node in sorted(fabric.nodes.values(), key=lambda n: (n.kind, n.description, n.node_guid)):
+        pool = switches if node.kind == "switch" else hcas
+        name = next((c for c in candidates(node.description) if c in pool), None)
+        if name is None:
+            result.unmatched_discovered.append(f"{node.kind} {node.description!r} {node.node_guid}")
+            continue
+        node_of[node.node_id] = name
+        if node.kind == "switch":
+            if name in result.guids:
+                result.conflicts.append(f"{name}: two switches describe themselves as {name} ({result.guids[name][0]}, {node.node_guid})")
+                continue
+            result.guids[name] = (node.node_guid, ())
+        else:
+            ca_nodes.setdefault(name, []).append(node)
+    for name, nodes in ca_nodes.items():
+        wanted = sorted(hcas[name])
+        by_cable: dict[tuple[str, int], str] = {}
+        in_order: list[str] = []
+        for node in nodes:
+            for port in sorted(node.ports.values(), key=lambda p: p.port):
+                in_order.append(port.port_guid)
+                by_cable[(node_of.get(port.remote_id, ""), port.remote_port)] = port.port_guid
+        ports = []
+        for position, (_nic, leaf, leaf_port) in enumerate(wanted):
+            guid = by_cable.get((leaf, leaf_port)) or (in_order[position] if position < len(in_order) else "")
+            if not guid:
+                result.conflicts.append(f"{name}: NIC {position + 1} not discovered")
+                break
+            ports.append(guid)
+        result.guids[name] = (nodes[0].node_guid, tuple(ports))
+    result.not_discovered = sorted((set(switches) | set(hcas)) - set(result.guids))
+    return result
+
+
+def overridden(plan: Plan, result: ImportResult) -> list[str]:
+    """Imported GUIDs the plan does not use because a pin elsewhere wins (nodes[].guid, subnet_managers[].guid)."""
+    used = {d.name: d.guid for d in plan.devices}
+    used.update({s.name: s.node_guid for s in plan.servers})
+    if plan.infiniband:
+        used.update({sm.host: sm.node_guid for sm in plan.infiniband.subnet_managers if not sm.server})
+    return [
+        f"{name}: the plan keeps {used[name]} (pinned in its nodes: or subnet_managers: entry), discovered {node}; remove that pin"
+        for name, (node, _ports) in result.guids.items()
+        if name in used and used[name] != node
+    ]
+
+
+def update_inventory(text: str, result: ImportResult) -> tuple[str, int]:
+    """The inventory text with `guids:` holding the matched GUIDs; comments and order kept."""
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 200
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    doc: Any = yaml.load(text)
+    section = doc.get("guids")
+    if section is None:
+        section = CommentedMap()
+        doc["guids"] = section
+        doc.yaml_set_comment_before_after_key(
+            "guids", before="\nReal GUIDs, written by fabricgen ib import-guids from ibnetdiscover output."
+        )
+    changed = 0
+    for name, (node, ports) in result.guids.items():
+        entry = CommentedMap()
+        entry["node"] = DoubleQuotedScalarString(node)
+        if ports:
+            seq = CommentedSeq(DoubleQuotedScalarString(p) for p in ports)
+            seq.fa.set_flow_style()
+            entry["ports"] = seq
+        entry.fa.set_flow_style()
+        old = section.get(name)
+        if old is None or old.get("node") != node or list(old.get("ports", [])) != list(ports):
+            changed += 1
+            section[name] = entry
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue(), changed
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

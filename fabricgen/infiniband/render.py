@@ -1,0 +1,37 @@
+"""Render producer for InfiniBand fabrics: per subnet-manager host the OpenSM files
+(`opensm/<host>/...`) and the ibsim topology of the plan (`ib/ibsim.net`).
+
+Every SM host gets the same routing, partition and QoS files (a standby must route the same
+way when it takes over); only `opensm.conf` differs (port GUID and priority).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fabricgen.infiniband.topology import net_file
+from fabricgen.model import Plan
+from fabricgen.templating import environment
+
+if TYPE_CHECKING:  # fabricgen.render imports this module for PRODUCERS
+    from fabricgen.render import RenderContext
+
+SHARED_FILES = ("root_guids.conf", "cn_guids.conf", "partitions.conf", "node-name-map")
+
+
+def opensm_files(plan: Plan, context: RenderContext) -> dict[str, str]:
+    """`opensm/<sm host>/{opensm.conf,root_guids.conf,cn_guids.conf,partitions.conf,qos-policy.conf,node-name-map}`."""
+    ib = plan.infiniband
+    if ib is None:
+        return {}
+    env = environment(context.user_template_dirs)
+    names = (*SHARED_FILES, "qos-policy.conf") if ib.qos_enabled else SHARED_FILES
+    shared = {name: env.get_template(f"opensm/{name}.j2").render(plan=plan, ib=ib) for name in names}
+    conf = env.get_template("opensm/opensm.conf.j2")
+    files: dict[str, str] = {}
+    for sm in ib.subnet_managers:
+        files[f"opensm/{sm.host}/opensm.conf"] = conf.render(plan=plan, ib=ib, sm=sm)
+        for name, text in shared.items():
+            files[f"opensm/{sm.host}/{name}"] = text
+    files["ib/ibsim.net"] = net_file(plan)
+    return files

@@ -1,0 +1,68 @@
+"""Helpers shared by the InfiniBand tests: plans, rendered files, fault injection."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fabricgen.infiniband.sim import missing_tools
+from fabricgen.model import Plan
+from fabricgen.pipeline import load_and_plan
+from fabricgen.render import RenderContext, render_files
+from tests.conftest import EXAMPLES, ROOT
+
+IB_HDR = EXAMPLES / "ib-hdr"
+
+LARGE = """\
+fabric: {name: ibl, transport: infiniband}
+spines: {count: 20, model: nvidia-qm8790, name: "ibl-spine{index:02d}"}
+leaves: {count: 40, model: nvidia-qm8790, name: "ibl-leaf{index:02d}"}
+uplinks: {per_spine: 1}
+servers: {per_leaf: 20, ports_per_server: 1, name: "ibl-gpu{leaf_index:02d}{index:02d}"}
+subnet_managers:
+  - {host: ibl-gpu0101, priority: 15}
+  - {host: ibl-gpu4020, priority: 14}
+partitions:
+  - {name: t1, pkey: 0x0101, members: ["ibl-gpu0*"]}
+  - {name: t2, pkey: 0x0102, members: ["ibl-gpu1*", "ibl-gpu2*"], membership: limited}
+"""
+
+needs_sim = pytest.mark.skipif(
+    bool(missing_tools()), reason=f"needs the Debian packages opensm ibsim-utils infiniband-diags (missing: {missing_tools()})"
+)
+
+
+def plan_and_files(inventory: Path) -> tuple[Plan, dict[str, str]]:
+    plan = load_and_plan(inventory).plan
+    return plan, render_files(plan, RenderContext())
+
+
+def write_inventory(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "fabric.yml"
+    path.write_text(text)
+    return path
+
+
+def copy_example(tmp_path: Path) -> Path:
+    target = tmp_path / "ib-hdr"
+    shutil.copytree(IB_HDR, target)
+    return target / "fabric.yml"
+
+
+def drop_cable(net: str, a: str, a_port: int, z: str, z_port: int) -> str:
+    """The net text without the cable a[a_port] <-> z[z_port] (both ends' port lines)."""
+    out, node = [], ""
+    for line in net.splitlines():
+        if line.startswith(("Switch", "Hca")):
+            node = line.split('"')[1]
+        if (node == a and line.startswith(f'[{a_port}]\t"{z}"[{z_port}]')) or (
+            node == z and line.startswith(f'[{z_port}]\t"{a}"[{a_port}]')
+        ):
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["IB_HDR", "LARGE", "ROOT", "copy_example", "drop_cable", "needs_sim", "plan_and_files", "write_inventory"]

@@ -1,0 +1,145 @@
+"""The InfiniBand plan and its checks: GUIDs (placeholders, pins, uniqueness), subnet-manager
+placement, partition members, 1:1 leaves and spine radix, QoS tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fabricgen.cli import main
+from fabricgen.diagnostics import FabricError
+from fabricgen.pipeline import load_and_plan
+from tests.ib_helpers import IB_HDR, write_inventory
+
+BASE = """\
+fabric: {name: t, transport: infiniband}
+spines: {count: 2, model: nvidia-qm8790, name: "t-spine{index}"}
+leaves: {count: 2, model: nvidia-qm8790, name: "t-leaf{index}"}
+uplinks: {per_spine: 3}
+servers: {per_leaf: 4, name: "t-gpu{leaf_index}{index}"}
+"""
+
+
+def errors(tmp_path: Path, text: str) -> list[str]:
+    with pytest.raises(FabricError) as info:
+        load_and_plan(write_inventory(tmp_path, text))
+    return [d.format() for d in info.value.diagnostics if d.is_error]
+
+
+def test_example_plan() -> None:
+    checked = load_and_plan(IB_HDR)
+    plan = checked.plan
+    ib = plan.infiniband
+    assert ib is not None
+    assert [(sm.host, sm.priority, sm.leaf, sm.leaf_port, sm.server) for sm in ib.subnet_managers] == [
+        ("ib1-sm1", 15, "ib1-leaf01", 19, ""),
+        ("ib1-sm2", 14, "ib1-leaf08", 19, ""),
+    ]
+    assert ib.max_op_vls == 4
+    assert ib.default_membership == "limited"
+    assert [(p.name, p.mtu_code, p.rate_code, p.sl, len(p.port_guids)) for p in ib.partitions] == [
+        ("tenant-a", 5, 17, 1, 36),
+        ("tenant-b", 5, 0, 0, 36),
+    ]
+    warnings = [d.message for d in checked.warnings]
+    assert any("GUIDs of 12 switch, 144 server HCA, 2 subnet manager HCA node(s) are placeholders" in w for w in warnings)
+
+
+def test_placeholder_guids_are_unique_and_stable_under_growth(tmp_path: Path) -> None:
+    small = load_and_plan(write_inventory(tmp_path, BASE)).plan
+    grown = load_and_plan(write_inventory(tmp_path, BASE.replace("leaves: {count: 2", "leaves: {count: 3"))).plan
+    old = {d.name: d.guid for d in small.devices} | {s.name: s.nics[0].port_guid for s in small.servers}
+    new = {d.name: d.guid for d in grown.devices} | {s.name: s.nics[0].port_guid for s in grown.servers}
+    assert all(new[name] == guid for name, guid in old.items())
+    assert len(set(new.values())) == len(new)
+
+
+def test_multi_port_hcas_do_not_collide(tmp_path: Path) -> None:
+    text = BASE.replace("uplinks: {per_spine: 3}", "uplinks: {per_spine: 9}").replace("per_leaf: 4,", "per_leaf: 1, ports_per_server: 16,")
+    plan = load_and_plan(write_inventory(tmp_path, text)).plan
+    guids = [n.port_guid for s in plan.servers for n in s.nics] + [s.node_guid for s in plan.servers]
+    assert len(set(guids)) == len(guids) == 34
+
+
+def test_guid_pins_replace_placeholders(tmp_path: Path) -> None:
+    text = BASE + (
+        "guids:\n"
+        '  t-spine1: {node: "0xB8CEF60300000001"}\n'
+        '  t-gpu11: {node: "0xb8cef60300001000", ports: ["0xb8cef60300001000"]}\n'
+        '  t-sm1: {node: "0xb8cef60300002000"}\n'
+    )
+    checked = load_and_plan(write_inventory(tmp_path, text))
+    plan = checked.plan
+    assert plan.device("t-spine1").guid == "0xb8cef60300000001"
+    assert not plan.device("t-spine1").guid_is_placeholder
+    gpu = next(s for s in plan.servers if s.name == "t-gpu11")
+    assert (gpu.node_guid, gpu.nics[0].port_guid) == ("0xb8cef60300001000", "0xb8cef60300001000")
+    assert plan.infiniband is not None
+    assert "t-gpu11" not in plan.infiniband.placeholder_hosts
+    assert "t-gpu12" in plan.infiniband.placeholder_hosts
+    assert plan.infiniband is not None
+    sm = plan.infiniband.subnet_managers[0]
+    assert (sm.host, sm.node_guid, sm.port_guid) == ("t-sm1", "0xb8cef60300002000", "0xb8cef60300002001")
+    assert any("GUIDs of 3 switch, 7 server HCA node(s)" in d.message for d in checked.warnings)
+
+
+def test_sm_on_a_server_uses_its_port_and_warns_about_isolation(tmp_path: Path) -> None:
+    text = BASE + "subnet_managers: [{host: t-gpu11}]\npartitions: [{name: a, pkey: 1, members: [t-gpu1*]}]\n"
+    checked = load_and_plan(write_inventory(tmp_path, text))
+    assert checked.plan.infiniband is not None
+    sm = checked.plan.infiniband.subnet_managers[0]
+    gpu = next(s for s in checked.plan.servers if s.name == "t-gpu11")
+    assert (sm.server, sm.port_guid, sm.leaf_port) == ("t-gpu11", gpu.nics[0].port_guid, 0)
+    assert any("full member of every partition" in d.message for d in checked.warnings)
+
+
+def test_bad_references_are_reported_together(tmp_path: Path) -> None:
+    text = BASE + (
+        "subnet_managers: [{host: sm-a, leaf: t-leaf9}]\npartitions: [{name: a, pkey: 1, members: [t-gpu1*, nobody*]}, {name: b, pkey: 1, members: [t-gpu2*]}]\n"
+    )
+    found = errors(tmp_path, text)
+    assert any("subnet_managers[0].leaf: unknown leaf 't-leaf9' for subnet manager sm-a" in m for m in found)
+    assert any("partitions[0].members[1]: 'nobody*' matches no server of the plan" in m for m in found)
+
+
+def test_duplicate_pkey_and_guid(tmp_path: Path) -> None:
+    text = BASE + (
+        'guids:\n  t-spine1: {node: "0x0000000000000001"}\n  t-spine2: {node: "0x0000000000000001"}\n'
+        "partitions: [{name: a, pkey: 1, members: [t-gpu1*]}, {name: b, pkey: 1, members: [t-gpu2*]}]\n"
+    )
+    found = errors(tmp_path, text)
+    assert any("GUID 0x0000000000000001 is used by t-spine1, t-spine2" in m for m in found)
+    assert any("P_Key 0x0001 of partition 'b' is used by another partition" in m for m in found)
+
+
+def test_leaf_not_one_to_one_and_sm_port_taken(tmp_path: Path) -> None:
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 6,") + "subnet_managers: [{host: sm-a, leaf: t-leaf1, port: 3}]\n"
+    found = errors(tmp_path, text)
+    assert any("t-leaf1 has 7 host ports (servers and SM hosts) but 6 uplinks: not 1:1" in m for m in found)
+    assert any("subnet manager sm-a: port 3 of t-leaf1 is taken by a server or an uplink" in m for m in found)
+
+
+def test_spine_radix(tmp_path: Path) -> None:
+    text = BASE.replace("leaves: {count: 2", "leaves: {count: 21").replace("per_leaf: 4,", "per_leaf: 1,")
+    found = errors(tmp_path, text)
+    assert any("radix 40) would need 63 leaf-facing ports" in m for m in found)
+
+
+def test_qos_checks(tmp_path: Path) -> None:
+    text = BASE + (
+        "qos: {enabled: true, max_vls: 4, sl2vl: [0,1,2,3,4,0,0,0,0,0,0,0,0,0,0,15], vlarb_low: '0:64,5:64'}\n"
+        "partitions: [{name: a, pkey: 1, members: [t-gpu1*], sl: 15}]\n"
+    )
+    found = errors(tmp_path, text)
+    assert any("qos.sl2vl: VL(s) 4 are not below qos.max_vls 4" in m for m in found)
+    assert any("qos.vlarb_low: 0:64,5:64 names a VL not below qos.max_vls 4" in m for m in found)
+    assert any("partition a: SL 15 maps to VL15 (drop)" in m for m in found)
+
+
+def test_validate_cli_prints_the_placeholder_warning() -> None:
+    result = CliRunner().invoke(main, ["validate", str(IB_HDR)])
+    assert result.exit_code == 0
+    assert "placeholders derived from guid_prefix 0x02fab00000000000" in result.output
+    assert "fabricgen ib import-guids" in result.output

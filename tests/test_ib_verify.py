@@ -1,0 +1,143 @@
+"""`fabricgen ib verify` against the real OpenSM on an ibsim fabric: the example passes, a
+20 x 40 x 20 fabric passes, and each fault (a missing cable, leaf GUIDs as roots, a syntax error
+in partitions.conf) fails with a message that says what to fix. Every test also checks that
+nothing it started is left running."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fabricgen.cli import main
+from fabricgen.infiniband.verify import Options, Report, verify
+from tests.ib_helpers import IB_HDR, LARGE, drop_cable, needs_sim, plan_and_files, write_inventory
+
+pytestmark = needs_sim
+
+
+def _processes() -> set[int]:
+    """PIDs of ibsim/opensm processes that run a fabricgen simulation."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes()
+                cmd = (entry / "cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if cmd.endswith((b"ibsim", b"opensm")) and b"IBSIM_SOCKNAME=fabricgen-" + str(os.getpid()).encode() in environ:
+                found.add(int(entry.name))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers() -> object:
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("fabricgen-ib-verify-*"))
+    yield
+    assert _processes() == set(), "a simulation process outlived verify"
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("fabricgen-ib-verify-*")) == before
+
+
+def _check(report: Report, name: str) -> tuple[bool, str]:
+    check = next(c for c in report.checks if c.name == name)
+    return check.ok, "\n".join([check.summary, *check.evidence, *check.hints])
+
+
+def test_example_passes() -> None:
+    plan, files = plan_and_files(IB_HDR)
+    report = verify(plan, files, Options(pairs=32, sample=8))
+    assert report.ok, report.format()
+    text = report.format()
+    assert "ftree tables configured on all switches" in text
+    assert "discovered 12/12 switches, 146/146 HCAs, 306/306 cables" in text
+    assert "each through exactly one spine" in text
+    assert "tenant-a 0x8a01" in text
+    assert "SL2VL [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]" in text
+    assert "MASTER on ib1-sm1" in text
+
+
+def test_missing_cable_is_reported_by_name() -> None:
+    plan, files = plan_and_files(IB_HDR)
+    files["ib/ibsim.net"] = drop_cable(files["ib/ibsim.net"], "ib1-leaf03", 21, "ib1-spine01", 11)
+    report = verify(plan, files, Options(pairs=8, sample=4))
+    assert not report.ok
+    ok, text = _check(report, "cabling")
+    assert not ok
+    assert "missing cable: ib1-leaf03 port 21 <-> ib1-spine01 port 11" in text
+    assert "305/306 cables" in text
+    # With a root file ftree tolerates the missing cable: the fault shows only in the cabling check.
+    assert _check(report, "routing engine")[0]
+
+
+def test_leaf_guids_as_roots_fail_the_engine_check() -> None:
+    plan, files = plan_and_files(IB_HDR)
+    leaves = [d.guid for d in plan.devices if d.role == "leaf"]
+    for sm in ("ib1-sm1", "ib1-sm2"):
+        files[f"opensm/{sm}/root_guids.conf"] = "\n".join(leaves) + "\n"
+    report = verify(plan, files, Options(pairs=8, sample=4))
+    ok, text = _check(report, "routing engine")
+    assert not ok
+    assert "expected 'ftree tables configured on all switches', got 'minhop tables configured'" in text
+    assert "Fabric rank is 1" in text
+    assert "root_guids.conf lists ib1-leaf01 (leaf)" in text
+    assert "it must list the spine node GUIDs" in text
+
+
+def test_partitions_syntax_error_is_caught_before_and_inside_opensm() -> None:
+    plan, files = plan_and_files(IB_HDR)
+    path = "opensm/ib1-sm1/partitions.conf"
+    files[path] = files[path].replace("mtu=5, rate=17", "mtu=5 rate=17").replace("0x02fab00030008041,", "0x02fab00030008041 ;", 1)
+    report = verify(plan, files, Options(pairs=8, sample=4))
+    ok, text = _check(report, "partitions.conf")
+    assert not ok
+    assert re.search(r"partitions\.conf:\d+:\d+: error: 'mtu=5 rate=17': flags must be separated by ','", text)
+    ok, text = _check(report, "OpenSM log")
+    assert not ok
+    assert "fell back to the open Default partition" in text
+    ok, text = _check(report, "partitions")
+    assert not ok
+    assert "lacks P_Key 0x8a01" in text
+
+
+def test_large_fabric_passes(tmp_path: Path) -> None:
+    plan, files = plan_and_files(write_inventory(tmp_path, LARGE))
+    assert len(plan.servers) == 800
+    report = verify(plan, files, Options(pairs=40, sample=8, timeout=300))
+    assert report.ok, report.format()
+    assert "discovered 60/60 switches, 800/800 HCAs, 1600/1600 cables" in report.format()
+    assert "spines used: 20/20" in report.format()
+
+
+def test_cli_exit_codes_and_keep(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["ib", "verify", str(IB_HDR), "--pairs", "4", "--sample", "2", "--keep", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "PASSED" in result.output
+    assert "ftree tables configured on all switches" in (tmp_path / "run" / "opensm.log").read_text()
+    assert (tmp_path / "run" / "ibnetdiscover.out").is_file()
+    build = tmp_path / "build"
+    assert runner.invoke(main, ["render", str(IB_HDR), "-o", str(build), "-q"]).exit_code == 0
+    (build / "opensm" / "ib1-sm1" / "root_guids.conf").write_text("0x02fab00020000010\n")
+    result = runner.invoke(main, ["ib", "verify", str(IB_HDR), "--build", str(build), "--pairs", "4", "--sample", "2"])
+    assert result.exit_code == 1, result.output
+    assert "FAIL routing engine" in result.output
+
+
+def test_no_fallback_subnet_stays_down_and_the_wait_is_bounded(tmp_path: Path) -> None:
+    inventory = tmp_path / "fabric.yml"
+    inventory.write_text((IB_HDR / "fabric.yml").read_text().replace("  engine: ftree\n", "  engine: ftree\n  no_fallback: true\n"))
+    plan, files = plan_and_files(inventory)
+    assert "routing_engine ftree,no_fallback" in files["opensm/ib1-sm1/opensm.conf"]
+    files["opensm/ib1-sm1/root_guids.conf"] = plan.device("ib1-leaf01").guid + "\n"
+    report = verify(plan, files, Options(pairs=4, sample=2, timeout=5))
+    assert not report.ok
+    ok, text = _check(report, "routing engine")
+    assert not ok
+    assert "SUBNET UP: no (waited 5 s)" in text
+    assert "no routing engine could route the fabric (no_fallback)" in text
+    assert "root_guids.conf lists ib1-leaf01 (leaf)" in text
+    assert not _check(report, "diagnostics")[0]
