@@ -58,6 +58,7 @@ def test_example_passes() -> None:
     assert "tenant-a 0x8a01" in text
     assert "SL2VL [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]" in text
     assert "MASTER on ib1-sm1" in text
+    assert "ib1-sm2 (0x02fab00040000041): priority 14, SMState 2 (STANDBY)" in text
 
 
 def test_missing_cable_is_reported_by_name() -> None:

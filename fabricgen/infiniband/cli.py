@@ -60,11 +60,20 @@ def _rendered(inventory: Path, build: Path | None) -> tuple[object, dict[str, st
     "--sample", default=16, show_default=True, type=click.IntRange(1, 10000), help="Ports per partition to query, members and others each"
 )
 @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600), help="Seconds to wait for SUBNET UP")
+@click.option("--no-standby", is_flag=True, help="Run only the master SM (default: also start the standbys and check they are STANDBY)")
 @click.option(
     "--keep", type=click.Path(path_type=Path, file_okay=False), help="Copy the configs, logs and dumps of the run into this folder"
 )
 def verify(
-    inventory: Path, build: Path | None, net: Path | None, sm_host: str | None, pairs: int, sample: int, timeout: float, keep: Path | None
+    inventory: Path,
+    build: Path | None,
+    net: Path | None,
+    sm_host: str | None,
+    pairs: int,
+    sample: int,
+    timeout: float,
+    no_standby: bool,
+    keep: Path | None,
 ) -> None:
     """Run ibsim with the planned fabric and the real OpenSM with the rendered config; check what OpenSM programmed.
 
@@ -87,7 +96,7 @@ def verify(
             sys.exit(EXIT_BAD_INPUT)
         files["ib/ibsim.net"] = net_from_discovery(discovered)
     try:
-        report = run_verify(plan, files, Options(sm_host, pairs, sample, timeout, keep))
+        report = run_verify(plan, files, Options(sm_host, pairs, sample, timeout, keep, not no_standby))
     except SimulationError as exc:
         err_console.print(f"ib verify: {exc}", style="red", markup=False)
         sys.exit(EXIT_BAD_INPUT)

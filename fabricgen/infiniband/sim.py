@@ -16,6 +16,7 @@ import contextlib
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -74,6 +75,7 @@ class Simulation:
         self.limits = (max(nodes + 16, 2048), max(switches + 16, 256), max(ports + 64, 13312))
         self.ibsim: subprocess.Popen[bytes] | None = None
         self.opensm: subprocess.Popen[bytes] | None = None
+        self.standbys: list[subprocess.Popen[bytes]] = []
         self.log_file = workdir / "opensm.log"
         self._outputs: list[object] = []
 
@@ -137,11 +139,36 @@ class Simulation:
             start_new_session=True,
         )
 
-    def wait_for_log(self, needles: tuple[str, ...], timeout: float) -> str | None:
-        """The first of `needles` that appears in the OpenSM log within `timeout`, else None."""
+    def start_standby(self, config: Path, node: str, folder: Path) -> Path:
+        """Another OpenSM (an HA peer) on HCA `node`, with its own cache, log and working folder; returns its log."""
+        folder.mkdir(parents=True, exist_ok=True)
+        out = (folder / "opensm.out").open("wb")
+        self._outputs.append(out)
+        env = self.env(node) | {"OSM_CACHE_DIR": str(folder), "OSM_TMP_DIR": str(folder), "HOME": str(folder)}
+        log = folder / "opensm.log"
+        self.standbys.append(
+            subprocess.Popen(
+                ["opensm", "-F", str(config), "-f", str(log)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=folder,
+                env=env,
+                start_new_session=True,
+            )
+        )
+        return log
+
+    def resweep(self) -> None:
+        """SIGHUP the master OpenSM: re-read its files and run a heavy sweep now."""
+        if self.opensm is not None and self.opensm.poll() is None:
+            self.opensm.send_signal(signal.SIGHUP)
+
+    def wait_for_log(self, needles: tuple[str, ...], timeout: float, log: Path | None = None) -> str | None:
+        """The first of `needles` that appears in the OpenSM log (default: the master's) within `timeout`, else None."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            text = self.log()
+            text = self.log() if log is None else _read(log)
             for needle in needles:
                 if needle in text:
                     return needle
@@ -194,6 +221,9 @@ class Simulation:
 
     def close(self) -> None:
         """Stop OpenSM, then ibsim; escalate to SIGKILL when a process ignores the polite way."""
+        for standby in self.standbys:
+            _stop(standby, standby.terminate)
+        self.standbys.clear()
         if self.opensm is not None:
             _stop(self.opensm, lambda: self.opensm.terminate() if self.opensm else None)
             self.opensm = None
@@ -233,3 +263,10 @@ def _stop(process: subprocess.Popen[bytes], polite: Callable[[], object]) -> Non
     if process.stdin is not None:
         with contextlib.suppress(OSError, ValueError):
             process.stdin.close()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""

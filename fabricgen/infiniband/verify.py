@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,8 @@ class Options:
     sample: int = 16
     timeout: float = 120.0
     keep: Path | None = None
+    standby: bool = True
+    """Also start the other planned SMs and check they are STANDBY."""
 
 
 def master(plan: Plan, host: str | None = None) -> SubnetManager:
@@ -193,6 +196,8 @@ def _run(plan: Plan, files: dict[str, str], sm: SubnetManager, options: Options,
             report.add(Check("diagnostics", False, "skipped: the subnet is not up", [sim.opensm_output().strip()[-500:]]))
             return
         _check_sm(report, sim, sm)
+        if options.standby:
+            _check_standby(report, plan, files, sim, fabric_plan, sm, workdir)
         discovered = _check_cabling(report, plan, sim, fabric_plan, timeout=30 * scale)
         if discovered is None:
             return
@@ -323,6 +328,72 @@ def _check_sm(report: Report, sim: Simulation, sm: SubnetManager) -> None:
     ok = bool(match) and norm_guid(match.group(1)) == sm.port_guid and match.group(4) == "SMINFO_MASTER" if match else False
     hints = [] if ok else [f"expected MASTER on port {sm.port_guid} with priority {sm.priority}; {result.describe()}"]
     report.add(Check("subnet manager", ok, f"MASTER on {sm.host}" if ok else "OpenSM is not MASTER on the planned port", [text], hints))
+
+
+def _check_standby(
+    report: Report, plan: Plan, files: dict[str, str], sim: Simulation, fabric: IbFabric, master_sm: SubnetManager, workdir: Path
+) -> None:
+    """Start every other planned SM with its own rendered opensm.conf; each must enter STANDBY
+    and be listed by the master's SA (`saquery SMIR`) with its priority."""
+    ib = plan.infiniband
+    assert ib is not None
+    others = [sm for sm in ib.subnet_managers if sm.host != master_sm.host]
+    if not others:
+        return
+    evidence: list[str] = []
+    bad: list[str] = []
+    logs = {}
+    for sm in others:
+        node = _sim_node_of(fabric, sm.port_guid)
+        prefix = f"opensm/{sm.host}/"
+        if node is None or f"{prefix}opensm.conf" not in files:
+            bad.append(f"{sm.host}: no HCA port {sm.port_guid} in the topology or no rendered opensm.conf")
+            continue
+        folder = workdir / "standby" / sm.host
+        conf_dir = folder / "conf"
+        conf_dir.mkdir(parents=True)
+        for path, text in files.items():
+            if path.startswith(prefix):
+                (conf_dir / path.removeprefix(prefix)).write_text(text)
+        config = folder / "opensm.conf"
+        config.write_text(relocate_config(files[f"{prefix}opensm.conf"], conf_dir, folder))
+        logs[sm.host] = sim.start_standby(config, node, folder)
+    for sm in others:
+        if sm.host in logs and sim.wait_for_log(("Entering STANDBY state",), 30, logs[sm.host]) is None:
+            bad.append(f"{sm.host}: no 'Entering STANDBY state' in its log within 30 s")
+    # The master refreshes its SMInfo records on a sweep: force one, then read them back.
+    sim.resweep()
+    wanted = {sm.port_guid: sm for sm in others if sm.host in logs}
+    records: dict[str, tuple[int, int]] = {}
+    for _ in range(20):
+        result = sim.diag("saquery", "SMIR", timeout=30)
+        records = {
+            norm_guid(g): (int(p), int(s))
+            for g, p, s in re.findall(r"GUID\.+(0x[0-9a-fA-F]+).*?Priority\.+(\d+)\s+SMState\.+(\d+)", result.stdout, re.S)
+        }
+        if all(records.get(g, (0, 0))[1] == 2 for g in wanted):
+            break
+        time.sleep(0.5)
+    for guid, sm in wanted.items():
+        priority, state = records.get(guid, (-1, -1))
+        line = f"{sm.host} ({guid}): priority {priority}, SMState {state} ({SM_STATES.get(state, 'not listed')})"
+        if state != 2 or priority != sm.priority:
+            bad.append(line + f", planned STANDBY with priority {sm.priority}")
+        else:
+            evidence.append(line)
+    ok = not bad
+    report.add(
+        Check(
+            "standby",
+            ok,
+            f"{len(wanted)} standby SM(s) in STANDBY under the master" if ok else "a planned standby SM is not STANDBY",
+            evidence + bad,
+            [] if ok else ["check the standby's port GUID (subnet_managers[].guid) and that its priority is below the master's"],
+        )
+    )
+
+
+SM_STATES = {0: "NOTACTIVE", 1: "DISCOVERING", 2: "STANDBY", 3: "MASTER"}
 
 
 def _planned_links(plan: Plan) -> tuple[dict[str, str], set[tuple[tuple[str, int], tuple[str, int]]]]:
