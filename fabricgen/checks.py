@@ -301,6 +301,12 @@ def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Di
     for guid, users in sorted(owners.items()):
         if len(users) > 1:
             yield source.diagnostic(("guids",) if "guids" in doc else ("guid_prefix",), f"GUID {guid} is used by {', '.join(users)}")
+    known = {d.name for d in plan.devices} | {s.name for s in plan.servers} | {sm.host for sm in ib.subnet_managers}
+    for name in sorted(set(doc.get("guids", {})) - known):
+        found = source.diagnostic(
+            ("guids", name), f"'{name}' is not a switch, server or SM host of the plan: its GUIDs are not used", key=True
+        )
+        yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
 def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:

@@ -69,8 +69,10 @@ def test_guid_pins_replace_placeholders(tmp_path: Path) -> None:
         '  t-spine1: {node: "0xB8CEF60300000001"}\n'
         '  t-gpu11: {node: "0xb8cef60300001000", ports: ["0xb8cef60300001000"]}\n'
         '  t-sm1: {node: "0xb8cef60300002000"}\n'
+        '  t-gpu99: {node: "0xb8cef60300003000"}\n'
     )
     checked = load_and_plan(write_inventory(tmp_path, text))
+    assert any("guids.t-gpu99: 't-gpu99' is not a switch, server or SM host of the plan" in d.format() for d in checked.warnings)
     plan = checked.plan
     assert plan.device("t-spine1").guid == "0xb8cef60300000001"
     assert not plan.device("t-spine1").guid_is_placeholder
