@@ -395,7 +395,6 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     if transport == "infiniband":
         devices = ib_plan.pin_switch_guids(devices, doc)
         infiniband, warnings = ib_plan.build_infiniband(doc, devices, servers, source)
-        links.extend(ib_plan.sm_links(infiniband, devices, server_leaf_length))
     return Plan(
         name=fabric["name"],
         description=fabric.get("description", ""),

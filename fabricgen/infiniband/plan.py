@@ -14,7 +14,7 @@ from typing import Any
 
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import SourceMap
-from fabricgen.model import Device, Endpoint, InfinibandPlan, Link, NodeName, Partition, Server, SubnetManager
+from fabricgen.model import Device, InfinibandPlan, NodeName, Partition, Server, SubnetManager
 
 DEFAULT_GUID_PREFIX = "0x02fab00000000000"
 KIND_SPINE, KIND_LEAF, KIND_HCA, KIND_SM = 1, 2, 3, 4
@@ -56,27 +56,6 @@ def pin_switch_guids(devices: tuple[Device, ...], doc: dict[str, Any]) -> tuple[
         else d
         for d in devices
     )
-
-
-def sm_links(ib: InfinibandPlan, devices: tuple[Device, ...], length: float) -> list[Link]:
-    """Cables of the dedicated SM hosts (HCA port 1 to their leaf port), like server cables:
-    the cabling plan, the BOM, the ibsim topology and verify all see them."""
-    speed = {d.name: max((i.speed for i in d.interfaces if i.role.startswith("server")), default=0) for d in devices if d.role == "leaf"}
-    uplink = {d.name: max((i.speed for i in d.interfaces), default=0) for d in devices if d.role == "leaf"}
-    return [
-        Link(
-            "server-leaf",
-            Endpoint(sm.host, "nic1", 1),
-            Endpoint(sm.leaf, str(sm.leaf_port), sm.leaf_port),
-            speed[sm.leaf] or uplink[sm.leaf],
-            "",
-            "",
-            "",
-            length,
-        )
-        for sm in ib.subnet_managers
-        if not sm.server
-    ]
 
 
 def build_infiniband(

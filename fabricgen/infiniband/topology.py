@@ -56,6 +56,11 @@ def sim_nodes(plan: Plan) -> list[SimNode]:
         if link.kind == "server-leaf":
             a_port = int(link.a.interface.removeprefix("nic"))
         connect(link.a.device, a_port, link.z.device, link.z.port, link.speed)
+    # Dedicated SM hosts are not in plan.links (consumers expect switches and servers there).
+    leaf_speed = {d.name: max((i.speed for i in d.interfaces), default=200) for d in plan.devices}
+    for sm in ib.subnet_managers:
+        if not sm.server:
+            connect(sm.host, 1, sm.leaf, sm.leaf_port, leaf_speed[sm.leaf])
     nodes = [
         SimNode("Switch", d.name, d.name, d.guid, d.ports_total, tuple(sorted(ports.get(d.name, []), key=lambda p: p.port)))
         for d in plan.devices

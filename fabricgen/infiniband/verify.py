@@ -412,6 +412,8 @@ def _planned_links(plan: Plan) -> tuple[dict[str, str], set[tuple[tuple[str, int
     for sm in ib.subnet_managers:
         if not sm.server:
             name_of[sm.port_guid] = sm.host
+            ends = sorted(((sm.host, 1), (sm.leaf, sm.leaf_port)))
+            links.add((ends[0], ends[1]))
     return name_of, links
 
 
