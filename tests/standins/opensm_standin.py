@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""STAND-IN for the opensm service on the test's SM host (there is no InfiniBand HCA in CI).
+
+The real `opensm` exits at once without an HCA, so the deploy test restarts and reloads this
+instead. It is not OpenSM: it runs OpenSM's own parser (`opensm -F <conf> -c /dev/null`) on
+start, then records which files it "loaded" (SHA-256 of every file in the config folder) and
+every start / SIGHUP reload / stop in a state folder the test reads.
+
+    opensm_standin.py start|reload|restart|status|stop CONFIG_DIR STATE_DIR
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _event(state: Path, kind: str) -> None:
+    with (state / "events").open("a") as handle:
+        handle.write(kind + "\n")
+
+
+def _load(config: Path, state: Path, kind: str) -> None:
+    conf = config / "opensm.conf"
+    if conf.is_file():
+        out = subprocess.run(["opensm", "-F", str(conf), "-c", "/dev/null"], capture_output=True, text=True, check=False)
+        (state / "parser.log").write_text(out.stdout + out.stderr)
+    loaded = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(config.iterdir()) if p.is_file() and not p.name.endswith("~")}
+    (state / "loaded.json").write_text(json.dumps(loaded, sort_keys=True))
+    _event(state, kind)
+
+
+def _pid(state: Path) -> int | None:
+    try:
+        pid = int((state / "pid").read_text())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def _daemon(config: Path, state: Path) -> None:
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    (state / "pid").write_text(str(os.getpid()))
+    signal.signal(signal.SIGHUP, lambda *_: _load(config, state, "reload"))
+    signal.signal(signal.SIGTERM, lambda *_: (_event(state, "stop"), os._exit(0)))
+    _load(config, state, "start")
+    while True:
+        signal.pause()
+
+
+def main(argv: list[str]) -> int:
+    action, config, state = argv[0], Path(argv[1]), Path(argv[2])
+    state.mkdir(parents=True, exist_ok=True)
+    pid = _pid(state)
+    if action in ("stop", "restart") and pid:
+        os.kill(pid, signal.SIGTERM)
+        while _pid(state):
+            time.sleep(0.02)
+        pid = None
+    if action in ("start", "restart") and not pid:
+        _daemon(config, state)
+        while not _pid(state):
+            time.sleep(0.02)
+        return 0
+    if action == "reload":
+        if not pid:
+            print("opensm stand-in is not running", file=sys.stderr)
+            return 1
+        before = (state / "events").read_text().count("\n")
+        os.kill(pid, signal.SIGHUP)
+        while (state / "events").read_text().count("\n") == before:
+            time.sleep(0.02)
+        return 0
+    if action == "status":
+        return 0 if pid else 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,111 @@
+"""Run ansible-playbook from the tests and stop, by PID, every process it left behind.
+
+Persistent connections (httpapi's `ansible-connection`, SSH ControlMaster muxes) detach from
+ansible-playbook and outlive it. Every run gets a marker in its environment; `stop_marked`
+finds the processes carrying that marker (our own, and nothing else) and ends them by PID.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+MARKER_VAR = "FABRICGEN_TEST_RUN"
+
+
+@dataclass
+class PlaybookRunner:
+    """ansible-playbook with the project's ansible.cfg, a private ANSIBLE_HOME and a marker."""
+
+    workdir: Path
+    inventories: Sequence[Path]
+    env_extra: dict[str, str] = field(default_factory=dict)
+    marker: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+        env.update(
+            {
+                "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+                "ANSIBLE_HOME": str(self.workdir / "ansible-home"),
+                "ANSIBLE_LOCAL_TEMP": str(self.workdir / "ansible-tmp"),
+                "ANSIBLE_PERSISTENT_CONTROL_PATH_DIR": str(self.workdir / "pc"),
+                "ANSIBLE_SSH_CONTROL_PATH_DIR": str(self.workdir / "cp"),
+                "ANSIBLE_NOCOLOR": "1",
+                "ANSIBLE_FORCE_COLOR": "0",
+                "ANSIBLE_DEPRECATION_WARNINGS": "0",
+                "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+                MARKER_VAR: self.marker,
+            }
+        )
+        env.update(self.env_extra)
+        return env
+
+    def run(self, playbook: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        command = [str(BIN / "ansible-playbook"), str(ROOT / "playbooks" / playbook)]
+        for inventory in self.inventories:
+            command += ["-i", str(inventory)]
+        command += list(args)
+        return subprocess.run(command, cwd=ROOT, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False)
+
+    def stop_leftovers(self) -> list[int]:
+        """End our ControlMasters (`ssh -O exit`), then every process still carrying our marker."""
+        for socket in sorted((self.workdir / "cp").glob("*")) if (self.workdir / "cp").is_dir() else []:
+            subprocess.run(["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "dummy"], capture_output=True, check=False, timeout=10)
+        return stop_marked(self.marker)
+
+
+def marked_pids(marker: str) -> list[int]:
+    needle = f"{MARKER_VAR}={marker}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def stop_marked(marker: str) -> list[int]:
+    pids = marked_pids(marker)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

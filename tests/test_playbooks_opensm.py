@@ -1,0 +1,235 @@
+"""deploy.yml / rollback.yml on an OpenSM host, for real over SSH.
+
+The test starts its own sshd on 127.0.0.1 (a free port, key authentication only, throwaway
+keys in the test's temporary folder, the current user), points the `opensm` group of a real
+`fabricgen render` inventory at it and runs the playbooks. Checked: files installed and the
+reload handler ran (SIGHUP) or the restart one (an option read at start changed); a second run
+reports no change; --check --diff changes nothing; an invalid file is rejected and the live
+config stays; rollback restores the backup.
+
+There is no InfiniBand HCA in CI, so the service being reloaded is a STAND-IN
+(tests/standins/opensm_standin.py) that runs OpenSM's real parser and records what it loaded.
+Everything started here is stopped by PID: sshd, the stand-in daemon (from its pidfile), the
+ControlMaster (`ssh -O exit`) and anything else carrying the run's marker.
+"""
+
+from __future__ import annotations
+
+import getpass
+import grp
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.standins.runner import BIN, ROOT, PlaybookRunner
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+pytestmark = [
+    pytest.mark.skipif(shutil.which("ansible-playbook", path=str(BIN)) is None, reason="needs the deploy extra (ansible)"),
+    pytest.mark.skipif(not Path(SSHD).exists() or shutil.which("opensm") is None, reason="needs openssh-server and opensm"),
+]
+
+STANDINS = ROOT / "tests" / "standins"
+OPENSM_CONF = "routing_engine ftree\nsm_priority 15\nlmc 0\nsweep_interval 10\n"
+PARTITIONS = "Default=0x7fff, ipoib : ALL=limited, SELF=full ;\ntenant-a=0x0a01, ipoib : ALL=full ;\n"
+QOS_POLICY = "qos-ulps\n    default : 0\nend-qos-ulps\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class SmHost:
+    build: Path
+    rendered: Path  # build/<fabric>/opensm/<host>/
+    live: Path  # the SM host's /etc/opensm stand-in folder
+    state: Path  # what the opensm stand-in loaded
+    runner: PlaybookRunner
+
+    def run(self, playbook: str, *args: str) -> subprocess.CompletedProcess[str]:
+        result = self.runner.run(playbook, "--limit", self.rendered.name, *args)
+        self.runner.stop_leftovers()
+        return result
+
+    def events(self) -> list[str]:
+        path = self.state / "events"
+        return path.read_text().split() if path.exists() else []
+
+    def loaded(self) -> dict[str, str]:
+        return dict(json.loads((self.state / "loaded.json").read_text()))
+
+    def live_digests(self) -> dict[str, str]:
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.live.iterdir()) if p.is_file() and not p.name.endswith("~")}
+
+
+def _render_ib(tmp: Path) -> tuple[Path, str]:
+    """Render the bundled InfiniBand example; write the OpenSM files when the renderer does not yet."""
+    build = tmp / "build" / "ib1"
+    subprocess.run([str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "ib-hdr"), "-o", str(build)], check=True, capture_output=True)
+    hosts = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]["opensm"]["hosts"]
+    host = sorted(hosts)[0]
+    rendered = build / "opensm" / host
+    rendered.mkdir(parents=True, exist_ok=True)
+    # The files this test changes are rewritten with known content, so the test does not depend
+    # on the InfiniBand templates' details.
+    (rendered / "opensm.conf").write_text(OPENSM_CONF)
+    (rendered / "partitions.conf").write_text(PARTITIONS)
+    (rendered / "qos-policy.conf").write_text(QOS_POLICY)
+    return build, host
+
+
+def _partitions_validator() -> list[str]:
+    real = [str(BIN / "fabricgen"), "ib", "check-partitions"]
+    probe = subprocess.run([*real, "--help"], capture_output=True, check=False)
+    return real if probe.returncode == 0 else [sys.executable, str(STANDINS / "check_partitions.py")]
+
+
+@pytest.fixture
+def sm(tmp_path: Path) -> Iterator[SmHost]:
+    user = getpass.getuser()
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    for name in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / name)], check=True)
+    (keys / "authorized_keys").write_text((keys / "client.pub").read_text())
+    os.chmod(keys / "authorized_keys", 0o600)
+    port = _free_port()
+    config = tmp_path / "sshd_config"
+    config.write_text(
+        f"ListenAddress 127.0.0.1\nPort {port}\nHostKey {keys / 'host'}\nPidFile {tmp_path / 'sshd.pid'}\n"
+        f"AuthorizedKeysFile {keys / 'authorized_keys'}\nAllowUsers {user}\nPasswordAuthentication no\n"
+        f"KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\n"
+        "Subsystem sftp internal-sftp\n"
+    )
+    Path("/run/sshd").mkdir(exist_ok=True) if os.geteuid() == 0 else None
+    subprocess.run([SSHD, "-t", "-f", str(config)], check=True)
+    sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(tmp_path / "sshd.log")])
+    known_hosts = tmp_path / "known_hosts"
+    known_hosts.write_text(f"[127.0.0.1]:{port} {(keys / 'host.pub').read_text().split(' ', 2)[0]} {(keys / 'host.pub').read_text().split()[1]}\n")
+
+    build, host = _render_ib(tmp_path)
+    live, state = tmp_path / "sm" / "etc-opensm", tmp_path / "sm" / "state"
+    live.mkdir(parents=True)
+    # The SM host before the change: same opensm.conf, an older partitions.conf, no QoS policy.
+    (live / "opensm.conf").write_text(OPENSM_CONF)
+    (live / "partitions.conf").write_text("Default=0x7fff, ipoib : ALL=limited, SELF=full ;\n")
+    control = [sys.executable, str(STANDINS / "opensm_standin.py")]
+    subprocess.run([*control, "start", str(live), str(state)], check=True)
+
+    inventory = tmp_path / "sshd-target.yml"
+    host_vars = {
+        "ansible_host": "127.0.0.1",
+        "ansible_port": port,
+        "ansible_user": user,
+        "ansible_become": False,
+        "ansible_ssh_private_key_file": str(keys / "client"),
+        "ansible_ssh_common_args": f"-o UserKnownHostsFile={known_hosts} -o StrictHostKeyChecking=yes",
+        "ansible_python_interpreter": sys.executable,
+        "opensm_deploy_dir": str(live),
+        "opensm_deploy_owner": user,
+        "opensm_deploy_group": grp.getgrgid(os.getgid()).gr_name,
+        "opensm_deploy_conf_validator": str(tmp_path / "sm" / "fabricgen-opensm-validate-conf"),
+        "opensm_deploy_partitions_validator": _partitions_validator(),
+        "opensm_deploy_reload_command": [*control, "reload", str(live), str(state)],
+        "opensm_deploy_restart_command": [*control, "restart", str(live), str(state)],
+        "opensm_deploy_status_command": [*control, "status", str(live), str(state)],
+    }
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": {host: host_vars}}}))
+    runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", inventory], {"FABRICGEN_CHANGE_ID": "CHG7"})
+    try:
+        for _ in range(200):  # sshd is listening
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.02)
+        yield SmHost(build, build / "opensm" / host, live, state, runner)
+    finally:
+        runner.stop_leftovers()
+        pidfile = state / "pid"
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        sshd.terminate()
+        sshd.wait(timeout=10)
+
+
+def _changed(output: str) -> int:
+    line = next(line for line in output.splitlines() if " : ok=" in line)
+    return int(line.split("changed=")[1].split()[0])
+
+
+def test_opensm_push_over_ssh(sm: SmHost) -> None:
+    old_partitions = (sm.live / "partitions.conf").read_text()
+    assert sm.events() == ["start"]
+
+    # 1. The push: files installed, backed up first, partitions change -> SIGHUP, no restart.
+    push = sm.run("deploy.yml", "--diff")
+    assert push.returncode == 0, push.stdout + push.stderr
+    for name in ("opensm.conf", "partitions.conf", "qos-policy.conf"):
+        assert (sm.live / name).read_text() == (sm.rendered / name).read_text(), name
+    assert sm.events() == ["start", "reload"]
+    assert sm.loaded() == sm.live_digests()  # the reload picked up exactly the pushed files
+    assert (sm.build / "running" / "opensm" / sm.rendered.name / "partitions.conf").read_text() == old_partitions
+    assert [p for p in sm.live.iterdir() if p.name.startswith("partitions.conf.") and p.name.endswith("~")]  # remote backup copy
+
+    # 2. A second run changes nothing and reloads nothing.
+    again = sm.run("deploy.yml")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _changed(again.stdout) == 0, again.stdout
+    assert sm.events() == ["start", "reload"]
+
+    # 3. --check --diff shows the partitions change and writes nothing.
+    (sm.rendered / "partitions.conf").write_text(PARTITIONS + "tenant-b=0x0a02 : ALL=full ;\n")
+    before = sm.live_digests()
+    check = sm.run("deploy.yml", "--check", "--diff")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "+tenant-b=0x0a02" in check.stdout
+    assert sm.live_digests() == before and sm.events() == ["start", "reload"]
+
+    # 4. A restart-only option (routing_engine) changed: restart, not SIGHUP. --tags opensm_conf
+    #    pushes opensm.conf alone (the pending partitions change stays pending).
+    (sm.rendered / "opensm.conf").write_text(OPENSM_CONF.replace("ftree", "updn"))
+    restart = sm.run("deploy.yml", "--tags", "opensm_conf")
+    assert restart.returncode == 0, restart.stdout + restart.stderr
+    assert "routing_engine updn" in (sm.live / "opensm.conf").read_text()
+    assert "tenant-b" not in (sm.live / "partitions.conf").read_text()
+    assert sm.events() == ["start", "reload", "stop", "start"]
+
+    # 5. rollback.yml restores the backup taken before step 4, and restarts again.
+    back = sm.run("rollback.yml")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert (sm.live / "opensm.conf").read_text() == OPENSM_CONF
+    assert sm.events()[-2:] == ["stop", "start"]
+    events = sm.events()
+
+    # 6. Invalid partitions.conf (PKey out of range): our validator rejects it on the controller.
+    (sm.rendered / "partitions.conf").write_text(PARTITIONS + "bad=0x8001 : ALL=full ;\n")
+    live = sm.live_digests()
+    bad = sm.run("deploy.yml")
+    assert bad.returncode != 0
+    assert sm.live_digests() == live and sm.events() == events
+
+    # 7. Invalid opensm.conf: OpenSM's own parser (exit 0, message checked) rejects it on the SM host.
+    (sm.rendered / "partitions.conf").write_text(PARTITIONS)
+    (sm.rendered / "opensm.conf").write_text(OPENSM_CONF + "rooting_engine minhop\n")
+    bad = sm.run("deploy.yml", "--tags", "opensm_conf")
+    assert bad.returncode != 0
+    assert "Unrecognized token" in bad.stdout + bad.stderr
+    assert sm.live_digests() == live and sm.events() == events
