@@ -322,6 +322,13 @@ def opensm_restart_needed(old: str, new: str, reloadable: Iterable[str]) -> bool
     return any(key not in allowed for key in opensm_changed_options(old, new))
 
 
+def stat_results_differ(rendered: Iterable[Mapping[str, Any]], live: Iterable[Mapping[str, Any]]) -> bool:
+    """True when a rendered file (registered `stat` loop results, keyed by `item.name`) differs
+    from the live one or the live one is missing: the deploy then takes a fresh backup."""
+    live_sums = {r["item"]["name"]: (r["stat"].get("checksum") if r["stat"].get("exists") else None) for r in live}
+    return any(r["stat"].get("exists") and live_sums.get(r["item"]["name"]) != r["stat"].get("checksum") for r in rendered)
+
+
 def _iter_filters() -> Iterator[tuple[str, Any]]:
     yield "fabricgen_nxos_rows", nxos_rows
     yield "fabricgen_eos_problems", eos_problems
@@ -337,6 +344,7 @@ def _iter_filters() -> Iterator[tuple[str, Any]]:
     yield "fabricgen_config_lines", config_lines
     yield "fabricgen_opensm_changed_options", opensm_changed_options
     yield "fabricgen_opensm_restart_needed", opensm_restart_needed
+    yield "fabricgen_stat_results_differ", stat_results_differ
 
 
 def ansible_filters() -> dict[str, Any]:

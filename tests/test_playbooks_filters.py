@@ -69,7 +69,14 @@ NXOS_BRIEF = {
         "ROW_interface": [
             {"interface": "mgmt0", "state": "up", "ip_addr": "192.168.20.21", "speed": "1000", "mtu": 1500},
             {"interface": "Ethernet1/61", "vlan": "--", "type": "eth", "portmode": "routed", "state": "up", "state_rsn_desc": "none"},
-            {"interface": "Ethernet1/62", "vlan": "--", "type": "eth", "portmode": "routed", "state": "down", "state_rsn_desc": "Link not connected"},
+            {
+                "interface": "Ethernet1/62",
+                "vlan": "--",
+                "type": "eth",
+                "portmode": "routed",
+                "state": "down",
+                "state_rsn_desc": "Link not connected",
+            },
         ]
     }
 }
@@ -99,7 +106,9 @@ def test_interfaces_up() -> None:
     ]
     assert pc.nxos_interface_problems(NXOS_BRIEF, ["Ethernet1/61", "Ethernet1/62"]) == ["Ethernet1/62 (down)"]
     # NX-OS / EOS abbreviations compare equal to the planned full names
-    assert pc.nxos_interface_problems({"TABLE_interface": {"ROW_interface": {"interface": "Eth1/61", "state": "up"}}}, ["Ethernet1/61"]) == []
+    assert (
+        pc.nxos_interface_problems({"TABLE_interface": {"ROW_interface": {"interface": "Eth1/61", "state": "up"}}}, ["Ethernet1/61"]) == []
+    )
 
 
 def test_pfc() -> None:
@@ -151,3 +160,14 @@ def test_filters_are_exposed_to_ansible() -> None:
     filters = pc.ansible_filters()
     assert filters["fabricgen_eos_problems"] is pc.eos_problems
     assert all(name.startswith("fabricgen_") for name in filters)
+
+
+def test_stat_results_differ() -> None:
+    def stat(name: str, checksum: str | None) -> dict[str, Any]:
+        return {"item": {"name": name}, "stat": {"exists": checksum is not None, **({"checksum": checksum} if checksum else {})}}
+
+    live = [stat("opensm.conf", "aa"), stat("partitions.conf", "bb"), stat("qos-policy.conf", None)]
+    assert not pc.stat_results_differ([stat("opensm.conf", "aa"), stat("partitions.conf", "bb")], live)
+    assert pc.stat_results_differ([stat("partitions.conf", "cc")], live)
+    assert pc.stat_results_differ([stat("qos-policy.conf", "dd")], live)  # new file on the SM host
+    assert not pc.stat_results_differ([stat("node-name-map", None)], live)  # not rendered

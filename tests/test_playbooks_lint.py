@@ -11,7 +11,9 @@ import pytest
 
 from tests.standins.runner import BIN, ROOT, PlaybookRunner
 
-pytestmark = pytest.mark.skipif(shutil.which("ansible-lint", path=str(BIN)) is None, reason="needs the deploy extra (ansible, ansible-lint)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("ansible-lint", path=str(BIN)) is None, reason="needs the deploy extra (ansible, ansible-lint)"
+)
 
 PLAYBOOKS = sorted(p.name for p in (ROOT / "playbooks").glob("*.yml"))
 
@@ -24,7 +26,9 @@ def test_the_three_playbooks_exist() -> None:
 def inventories(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("render")
     for name in ("pod-mixed", "ib-hdr"):
-        subprocess.run([str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / name), "-o", str(out / name)], check=True, capture_output=True)
+        subprocess.run(
+            [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / name), "-o", str(out / name)], check=True, capture_output=True
+        )
     return [out / "pod-mixed" / "ansible" / "hosts.yml", out / "ib-hdr" / "ansible" / "hosts.yml"]
 
 

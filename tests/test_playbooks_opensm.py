@@ -15,6 +15,7 @@ ControlMaster (`ssh -O exit`) and anything else carrying the run's marker.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import grp
 import hashlib
@@ -33,7 +34,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.standins.runner import BIN, ROOT, PlaybookRunner
+from tests.standins.runner import BIN, ROOT, PlaybookRunner, marked_pids, processes_mentioning
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 pytestmark = [
@@ -74,13 +75,19 @@ class SmHost:
         return dict(json.loads((self.state / "loaded.json").read_text()))
 
     def live_digests(self) -> dict[str, str]:
-        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.live.iterdir()) if p.is_file() and not p.name.endswith("~")}
+        return {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(self.live.iterdir())
+            if p.is_file() and not p.name.endswith("~")
+        }
 
 
 def _render_ib(tmp: Path) -> tuple[Path, str]:
     """Render the bundled InfiniBand example; write the OpenSM files when the renderer does not yet."""
     build = tmp / "build" / "ib1"
-    subprocess.run([str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "ib-hdr"), "-o", str(build)], check=True, capture_output=True)
+    subprocess.run(
+        [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "ib-hdr"), "-o", str(build)], check=True, capture_output=True
+    )
     hosts = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]["opensm"]["hosts"]
     host = sorted(hosts)[0]
     rendered = build / "opensm" / host
@@ -120,7 +127,9 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
     subprocess.run([SSHD, "-t", "-f", str(config)], check=True)
     sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(tmp_path / "sshd.log")])
     known_hosts = tmp_path / "known_hosts"
-    known_hosts.write_text(f"[127.0.0.1]:{port} {(keys / 'host.pub').read_text().split(' ', 2)[0]} {(keys / 'host.pub').read_text().split()[1]}\n")
+    known_hosts.write_text(
+        f"[127.0.0.1]:{port} {(keys / 'host.pub').read_text().split(' ', 2)[0]} {(keys / 'host.pub').read_text().split()[1]}\n"
+    )
 
     build, host = _render_ib(tmp_path)
     live, state = tmp_path / "sm" / "etc-opensm", tmp_path / "sm" / "state"
@@ -162,12 +171,12 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
         runner.stop_leftovers()
         pidfile = state / "pid"
         if pidfile.exists():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pidfile.read_text()), signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         sshd.terminate()
         sshd.wait(timeout=10)
+        time.sleep(0.2)
+        assert marked_pids(runner.marker) == [] and processes_mentioning(str(tmp_path)) == [], "processes left behind"
 
 
 def _changed(output: str) -> int:

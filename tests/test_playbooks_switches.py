@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.standins.device_api import INITIAL_CONFIG, StandinDevice, StandinFabric
-from tests.standins.runner import BIN, PlaybookRunner
+from tests.standins.runner import BIN, PlaybookRunner, marked_pids
 
 pytestmark = pytest.mark.skipif(shutil.which("ansible-playbook", path=str(BIN)) is None, reason="needs the deploy extra (ansible)")
 
@@ -71,7 +71,7 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     build = tmp_path / "build" / "lab1"
     subprocess.run([str(BIN / "fabricgen"), "render", str(tmp_path / "inv"), "-o", str(build)], check=True, capture_output=True)
     fabric = StandinFabric()
-    files_server, files_thread = _serve(build / "configs")
+    files_server, files_thread = _serve(build)
     order: list[str] = []
     overrides: dict[str, dict[str, object]] = {}
     hosts = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]
@@ -116,6 +116,7 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         files_server.shutdown()
         files_server.server_close()
         files_thread.join(timeout=5)
+        assert marked_pids(runner.marker) == [], "processes left behind"
 
 
 def _ordered(device: StandinDevice, order: list[str]):  # type: ignore[no-untyped-def]
@@ -137,7 +138,6 @@ def _recap(output: str) -> dict[str, dict[str, int]]:
 
 
 SWITCHES = ["lab1-leaf01", "lab1-leaf02", "lab1-spine01", "lab1-spine02"]
-
 
 
 def _fresh(device: StandinDevice) -> bool:
@@ -172,8 +172,10 @@ def test_check_deploy_rerun_and_rollback(lab: Lab) -> None:
         assert (lab.build / "backups" / "CHG1" / f"{name}.cfg").is_file()
     # post-checks asked for BGP, interfaces and PFC before the confirm
     spine = [detail for kind, detail in lab.device("lab1-spine01").log if kind == "command"]
-    assert spine.index("show ip bgp summary") < spine.index("show priority-flow-control") < max(
-        i for i, c in enumerate(spine) if c.endswith(" commit")
+    assert (
+        spine.index("show ip bgp summary")
+        < spine.index("show priority-flow-control")
+        < max(i for i, c in enumerate(spine) if c.endswith(" commit"))
     )
 
     # A second run changes nothing: no commit anywhere, changed=0 in the recap.

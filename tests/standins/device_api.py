@@ -187,7 +187,9 @@ class EosApi:
             if name not in device.sessions:
                 raise CommandError(f"session {name} does not exist")
             candidate = _config_text(device.sessions[name])
-            diff = difflib.unified_diff(device.running.splitlines(), candidate.splitlines(), "system:/running-config", f"session:/{name}", lineterm="")
+            diff = difflib.unified_diff(
+                device.running.splitlines(), candidate.splitlines(), "system:/running-config", f"session:/{name}", lineterm=""
+            )
             return {"output": "\n".join(diff)}
         if command == "copy running-config startup-config":
             device.startup = device.running
@@ -197,7 +199,9 @@ class EosApi:
             peers = {address: {"peerState": device.peer_state(i), "asn": "65000"} for i, address in enumerate(device.neighbors)}
             return {"vrfs": {"default": {"routerId": "10.0.0.1", "asn": "65000", "peers": peers}}}
         if command == "show interfaces status":
-            return {"interfaceStatuses": {name: {"linkStatus": "connected", "lineProtocolStatus": "up"} for name in device.fabric_interfaces}}
+            return {
+                "interfaceStatuses": {name: {"linkStatus": "connected", "lineProtocolStatus": "up"} for name in device.fabric_interfaces}
+            }
         if command == "show priority-flow-control":
             return {"interfaceStatuses": {name: {"enabled": True} for name in device.roce_interfaces}}
         raise CommandError(f"invalid command: {command}")
@@ -233,7 +237,9 @@ class NxosApi:
         if match:
             candidate = _strip_config(self._file(match.group(1)))
             current = _strip_config(device.running)
-            patch = [f"no {line.strip()}" for line in current if line not in candidate] + [line for line in candidate if line not in current]
+            patch = [f"no {line.strip()}" for line in current if line not in candidate] + [
+                line for line in candidate if line not in current
+            ]
             body = "\n".join(patch) if patch else "Rollback Patch is Empty"
             return f"Collecting Running-Config\n#Generating Rollback Patch\n{body}\n"
         match = re.fullmatch(r"checkpoint file (\S+)", command)
@@ -266,7 +272,9 @@ class NxosApi:
             device.record("save")
             return "Copy complete."
         if command == "show ip bgp summary":
-            rows = [{"neighborid": address, "state": device.peer_state(i), "neighboras": "65000"} for i, address in enumerate(device.neighbors)]
+            rows = [
+                {"neighborid": address, "state": device.peer_state(i), "neighboras": "65000"} for i, address in enumerate(device.neighbors)
+            ]
             neighbor_rows: Any = rows[0] if len(rows) == 1 else rows
             saf = {"ROW_saf": {"safi": "1", "TABLE_neighbor": {"ROW_neighbor": neighbor_rows}}}
             af = {"ROW_af": {"af-id": "1", "TABLE_saf": saf}}
@@ -312,7 +320,11 @@ def _handler(device: StandinDevice) -> type[BaseHTTPRequestHandler]:
             try:
                 return {"jsonrpc": "2.0", "id": body.get("id"), "result": eos.run(params.get("cmds", []), params.get("format", "json"))}
             except CommandError as exc:
-                return {"jsonrpc": "2.0", "id": body.get("id"), "error": {"code": 1002, "message": str(exc), "data": [{"errors": [str(exc)]}]}}
+                return {
+                    "jsonrpc": "2.0",
+                    "id": body.get("id"),
+                    "error": {"code": 1002, "message": str(exc), "data": [{"errors": [str(exc)]}]},
+                }
 
         def _nxos(self, body: dict[str, Any]) -> dict[str, Any]:
             request = body["ins_api"]

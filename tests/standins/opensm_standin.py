@@ -31,7 +31,9 @@ def _load(config: Path, state: Path, kind: str) -> None:
     if conf.is_file():
         out = subprocess.run(["opensm", "-F", str(conf), "-c", "/dev/null"], capture_output=True, text=True, check=False)
         (state / "parser.log").write_text(out.stdout + out.stderr)
-    loaded = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(config.iterdir()) if p.is_file() and not p.name.endswith("~")}
+    loaded = {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(config.iterdir()) if p.is_file() and not p.name.endswith("~")
+    }
     (state / "loaded.json").write_text(json.dumps(loaded, sort_keys=True))
     _event(state, kind)
 

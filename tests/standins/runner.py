@@ -7,6 +7,7 @@ finds the processes carrying that marker (our own, and nothing else) and ends th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -79,13 +80,26 @@ def marked_pids(marker: str) -> list[int]:
     return pids
 
 
+def processes_mentioning(text: str) -> list[int]:
+    """PIDs whose command line mentions `text` (a test's temporary folder): what must be gone."""
+    needle = text.encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "cmdline").read_bytes() and _alive(int(entry.name)):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
 def stop_marked(marker: str) -> list[int]:
     pids = marked_pids(marker)
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
         time.sleep(0.05)
@@ -96,10 +110,8 @@ def stop_marked(marker: str) -> list[int]:
 
 
 def _alive(pid: int) -> bool:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
