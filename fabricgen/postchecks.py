@@ -15,8 +15,10 @@ list; `nxos_rows` normalises both and finds rows at any depth.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 ESTABLISHED = "established"
@@ -322,11 +324,20 @@ def opensm_restart_needed(old: str, new: str, reloadable: Iterable[str]) -> bool
     return any(key not in allowed for key in opensm_changed_options(old, new))
 
 
-def stat_results_differ(rendered: Iterable[Mapping[str, Any]], live: Iterable[Mapping[str, Any]]) -> bool:
-    """True when a rendered file (registered `stat` loop results, keyed by `item.name`) differs
-    from the live one or the live one is missing: the deploy then takes a fresh backup."""
-    live_sums = {r["item"]["name"]: (r["stat"].get("checksum") if r["stat"].get("exists") else None) for r in live}
-    return any(r["stat"].get("exists") and live_sums.get(r["item"]["name"]) != r["stat"].get("checksum") for r in rendered)
+def local_checksums(directory: str, names: Iterable[str]) -> dict[str, str]:
+    """{name: SHA-1} of rendered files on the controller (SHA-1: what `find`/`stat` report)."""
+    return {name: hashlib.sha1(Path(directory, name).read_bytes()).hexdigest() for name in names}
+
+
+def live_checksums(find_result: Mapping[str, Any]) -> dict[str, str]:
+    """{name: SHA-1} from a registered `ansible.builtin.find` with `get_checksum: true`."""
+    return {PurePosixPath(f["path"]).name: str(f.get("checksum", "")) for f in find_result.get("files", [])}
+
+
+def checksums_differ(rendered: Mapping[str, str], live: Mapping[str, str]) -> bool:
+    """True when a rendered file differs from the live one or has no live counterpart: the
+    deploy then takes a fresh backup before replacing anything."""
+    return any(live.get(name) != checksum for name, checksum in rendered.items())
 
 
 def _iter_filters() -> Iterator[tuple[str, Any]]:
@@ -344,7 +355,9 @@ def _iter_filters() -> Iterator[tuple[str, Any]]:
     yield "fabricgen_config_lines", config_lines
     yield "fabricgen_opensm_changed_options", opensm_changed_options
     yield "fabricgen_opensm_restart_needed", opensm_restart_needed
-    yield "fabricgen_stat_results_differ", stat_results_differ
+    yield "fabricgen_local_checksums", local_checksums
+    yield "fabricgen_live_checksums", live_checksums
+    yield "fabricgen_checksums_differ", checksums_differ
 
 
 def ansible_filters() -> dict[str, Any]:

@@ -9,6 +9,8 @@ docs/deploy.md asks to confirm them on the first canary. Every check fails close
 from __future__ import annotations
 
 import copy
+import hashlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,12 +164,17 @@ def test_filters_are_exposed_to_ansible() -> None:
     assert all(name.startswith("fabricgen_") for name in filters)
 
 
-def test_stat_results_differ() -> None:
-    def stat(name: str, checksum: str | None) -> dict[str, Any]:
-        return {"item": {"name": name}, "stat": {"exists": checksum is not None, **({"checksum": checksum} if checksum else {})}}
-
-    live = [stat("opensm.conf", "aa"), stat("partitions.conf", "bb"), stat("qos-policy.conf", None)]
-    assert not pc.stat_results_differ([stat("opensm.conf", "aa"), stat("partitions.conf", "bb")], live)
-    assert pc.stat_results_differ([stat("partitions.conf", "cc")], live)
-    assert pc.stat_results_differ([stat("qos-policy.conf", "dd")], live)  # new file on the SM host
-    assert not pc.stat_results_differ([stat("node-name-map", None)], live)  # not rendered
+def test_checksums_decide_whether_a_backup_is_needed(tmp_path: Path) -> None:
+    (tmp_path / "opensm.conf").write_text("lmc 0\n")
+    rendered = pc.local_checksums(str(tmp_path), ["opensm.conf"])
+    assert rendered == {"opensm.conf": hashlib.sha1(b"lmc 0\n").hexdigest()}
+    found = {
+        "files": [
+            {"path": "/etc/opensm/opensm.conf", "checksum": rendered["opensm.conf"]},
+            {"path": "/etc/opensm/partitions.conf", "checksum": "bb"},
+        ]
+    }
+    live = pc.live_checksums(found)
+    assert not pc.checksums_differ(rendered, live)
+    assert pc.checksums_differ({"partitions.conf": "cc"}, live)
+    assert pc.checksums_differ({"qos-policy.conf": "dd"}, live)  # new file on the SM host
