@@ -43,9 +43,8 @@ pytestmark = [
 ]
 
 STANDINS = ROOT / "tests" / "standins"
-OPENSM_CONF = "routing_engine ftree\nsm_priority 15\nlmc 0\nsweep_interval 10\n"
-PARTITIONS = "Default=0x7fff, ipoib : ALL=limited, SELF=full ;\ntenant-a=0x0a01, ipoib : ALL=full ;\n"
-QOS_POLICY = "qos-ulps\n    default : 0\nend-qos-ulps\n"
+# Restart-only option (read at start) absent from the rendered file: appending it forces a restart.
+RESTART_ONLY = "max_reverse_hops 1\n"
 
 
 def _free_port() -> int:
@@ -83,27 +82,14 @@ class SmHost:
 
 
 def _render_ib(tmp: Path) -> tuple[Path, str]:
-    """Render the bundled InfiniBand example; write the OpenSM files when the renderer does not yet."""
+    """Render the bundled InfiniBand example: build/ib1/opensm/<sm host>/ and the inventory."""
     build = tmp / "build" / "ib1"
-    subprocess.run(
-        [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "ib-hdr"), "-o", str(build)], check=True, capture_output=True
-    )
+    command = [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "ib-hdr"), "-o", str(build)]
+    subprocess.run(command, check=True, capture_output=True)
     hosts = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]["opensm"]["hosts"]
     host = sorted(hosts)[0]
-    rendered = build / "opensm" / host
-    rendered.mkdir(parents=True, exist_ok=True)
-    # The files this test changes are rewritten with known content, so the test does not depend
-    # on the InfiniBand templates' details.
-    (rendered / "opensm.conf").write_text(OPENSM_CONF)
-    (rendered / "partitions.conf").write_text(PARTITIONS)
-    (rendered / "qos-policy.conf").write_text(QOS_POLICY)
+    assert (build / "opensm" / host / "partitions.conf").is_file()
     return build, host
-
-
-def _partitions_validator() -> list[str]:
-    real = [str(BIN / "fabricgen"), "ib", "check-partitions"]
-    probe = subprocess.run([*real, "--help"], capture_output=True, check=False)
-    return real if probe.returncode == 0 else [sys.executable, str(STANDINS / "check_partitions.py")]
 
 
 @pytest.fixture
@@ -134,9 +120,14 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
     build, host = _render_ib(tmp_path)
     live, state = tmp_path / "sm" / "etc-opensm", tmp_path / "sm" / "state"
     live.mkdir(parents=True)
-    # The SM host before the change: same opensm.conf, an older partitions.conf, no QoS policy.
-    (live / "opensm.conf").write_text(OPENSM_CONF)
-    (live / "partitions.conf").write_text("Default=0x7fff, ipoib : ALL=limited, SELF=full ;\n")
+    # The SM host before the change: the rendered files, but an older partitions.conf (the last
+    # partition missing) and no QoS policy yet.
+    rendered = build / "opensm" / host
+    for path in rendered.iterdir():
+        if path.name not in ("partitions.conf", "qos-policy.conf"):
+            shutil.copy(path, live / path.name)
+    partitions = (rendered / "partitions.conf").read_text()
+    (live / "partitions.conf").write_text(partitions[: partitions.rindex("\n#")] + "\n")
     control = [sys.executable, str(STANDINS / "opensm_standin.py")]
     subprocess.run([*control, "start", str(live), str(state)], check=True)
 
@@ -153,7 +144,6 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
         "opensm_deploy_owner": user,
         "opensm_deploy_group": grp.getgrgid(os.getgid()).gr_name,
         "opensm_deploy_conf_validator": str(tmp_path / "sm" / "fabricgen-opensm-validate-conf"),
-        "opensm_deploy_partitions_validator": _partitions_validator(),
         "opensm_deploy_reload_command": [*control, "reload", str(live), str(state)],
         "opensm_deploy_restart_command": [*control, "restart", str(live), str(state)],
         "opensm_deploy_status_command": [*control, "status", str(live), str(state)],
@@ -186,13 +176,14 @@ def _changed(output: str) -> int:
 
 def test_opensm_push_over_ssh(sm: SmHost) -> None:
     old_partitions = (sm.live / "partitions.conf").read_text()
+    rendered_conf = (sm.rendered / "opensm.conf").read_text()
     assert sm.events() == ["start"]
 
-    # 1. The push: files installed, backed up first, partitions change -> SIGHUP, no restart.
+    # 1. The push: files installed, backed up first; partitions / QoS policy change -> SIGHUP, no restart.
     push = sm.run("deploy.yml", "--diff")
     assert push.returncode == 0, push.stdout + push.stderr
-    for name in ("opensm.conf", "partitions.conf", "qos-policy.conf"):
-        assert (sm.live / name).read_text() == (sm.rendered / name).read_text(), name
+    for path in sm.rendered.iterdir():
+        assert (sm.live / path.name).read_text() == path.read_text(), path.name
     assert sm.events() == ["start", "reload"]
     assert sm.loaded() == sm.live_digests()  # the reload picked up exactly the pushed files
     assert (sm.build / "running" / "opensm" / sm.rendered.name / "partitions.conf").read_text() == old_partitions
@@ -204,40 +195,42 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
     assert _changed(again.stdout) == 0, again.stdout
     assert sm.events() == ["start", "reload"]
 
-    # 3. --check --diff shows the partitions change and writes nothing.
-    (sm.rendered / "partitions.conf").write_text(PARTITIONS + "tenant-b=0x0a02 : ALL=full ;\n")
+    # 3. --check --diff shows a partitions change and writes nothing.
+    (sm.rendered / "partitions.conf").write_text((sm.rendered / "partitions.conf").read_text() + "tenant-c=0x0a03 : ALL=full ;\n")
     before = sm.live_digests()
     check = sm.run("deploy.yml", "--check", "--diff")
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "+tenant-b=0x0a02" in check.stdout
+    assert "+tenant-c=0x0a03" in check.stdout
     assert sm.live_digests() == before and sm.events() == ["start", "reload"]
 
-    # 4. A restart-only option (routing_engine) changed: restart, not SIGHUP. --tags opensm_conf
-    #    pushes opensm.conf alone (the pending partitions change stays pending).
-    (sm.rendered / "opensm.conf").write_text(OPENSM_CONF.replace("ftree", "updn"))
+    # 4. A restart-only option changed: restart, not SIGHUP. --tags opensm_conf pushes
+    #    opensm.conf alone (the pending partitions change stays pending).
+    (sm.rendered / "opensm.conf").write_text(rendered_conf + RESTART_ONLY)
     restart = sm.run("deploy.yml", "--tags", "opensm_conf")
     assert restart.returncode == 0, restart.stdout + restart.stderr
-    assert "routing_engine updn" in (sm.live / "opensm.conf").read_text()
-    assert "tenant-b" not in (sm.live / "partitions.conf").read_text()
+    assert (sm.live / "opensm.conf").read_text().endswith(RESTART_ONLY)
+    assert "tenant-c" not in (sm.live / "partitions.conf").read_text()
     assert sm.events() == ["start", "reload", "stop", "start"]
 
     # 5. rollback.yml restores the backup taken before step 4, and restarts again.
     back = sm.run("rollback.yml")
     assert back.returncode == 0, back.stdout + back.stderr
-    assert (sm.live / "opensm.conf").read_text() == OPENSM_CONF
+    assert (sm.live / "opensm.conf").read_text() == rendered_conf
     assert sm.events()[-2:] == ["stop", "start"]
     events = sm.events()
 
-    # 6. Invalid partitions.conf (PKey out of range): our validator rejects it on the controller.
-    (sm.rendered / "partitions.conf").write_text(PARTITIONS + "bad=0x8001 : ALL=full ;\n")
+    # 6. Invalid partitions.conf (unterminated definition): `fabricgen ib check-partitions`
+    #    rejects it on the controller; OpenSM would have fallen back to an open default.
+    (sm.rendered / "opensm.conf").write_text(rendered_conf)
+    (sm.rendered / "partitions.conf").write_text((sm.rendered / "partitions.conf").read_text() + "tenant-d=0x0a04 : ALL=full\n")
     live = sm.live_digests()
     bad = sm.run("deploy.yml")
     assert bad.returncode != 0
+    assert "not terminated" in bad.stdout + bad.stderr
     assert sm.live_digests() == live and sm.events() == events
 
     # 7. Invalid opensm.conf: OpenSM's own parser (exit 0, message checked) rejects it on the SM host.
-    (sm.rendered / "partitions.conf").write_text(PARTITIONS)
-    (sm.rendered / "opensm.conf").write_text(OPENSM_CONF + "rooting_engine minhop\n")
+    (sm.rendered / "opensm.conf").write_text(rendered_conf + "rooting_engine minhop\n")
     bad = sm.run("deploy.yml", "--tags", "opensm_conf")
     assert bad.returncode != 0
     assert "Unrecognized token" in bad.stdout + bad.stderr
