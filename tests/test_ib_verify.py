@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,11 +36,14 @@ def _processes() -> set[int]:
 
 
 @pytest.fixture(autouse=True)
-def no_leftovers() -> object:
-    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("fabricgen-ib-verify-*"))
+def no_leftovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> object:
+    """Each test gets its own temp root, so runs in parallel (other checkouts) cannot interfere."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
     yield
     assert _processes() == set(), "a simulation process outlived verify"
-    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("fabricgen-ib-verify-*")) == before
+    assert list(root.glob("fabricgen-ib-verify-*")) == []
 
 
 def _check(report: Report, name: str) -> tuple[bool, str]:
