@@ -13,6 +13,7 @@ not from device counts), so adding a leaf or a server never moves anything that 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 
 MANAGEMENT_RESERVED = 10
 """First addresses of the management pool left for gateways and infrastructure."""
@@ -63,3 +64,64 @@ def split_slot(slot: int, per_cage: int, first_cage: int) -> tuple[int, int]:
 
 def cages_for(slots: int, per_cage: int) -> int:
     return -(-slots // per_cage)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Fixed slot sizes of every tier, from which all offsets derive.
+
+    Slots come from the switch models (how many leaves a spine can take, how many pods a
+    super-spine can take) or from pinned indices, never from the count of another tier, so
+    adding a leaf, a spine, a pod or a super-spine never moves an existing address or ASN.
+    Two tiers are the special case `leaf_slots = superspine_slots = 0`, one pod: every formula
+    below then reduces to the two-tier one above.
+
+    >>> two = Layout(spine_slots=32)
+    >>> two.device_offset("spine", 3), two.device_offset("leaf", 2), two.leaf_spine_offset(1, 2, 3, 1)
+    (3, 34, 68)
+    >>> three = Layout(spine_slots=4, leaf_slots=8, superspine_slots=2, pod_slots=16)
+    >>> three.device_offset("superspine", 1, plane=2), three.device_offset("spine", 1, pod=2), three.device_offset("leaf", 1, pod=2)
+    (3, 21, 25)
+    >>> three.leaf_number(2, 1), three.spine_superspine_offset(plane=1, superspine=1, pod=2, link=1)
+    (9, 2)
+    """
+
+    spine_slots: int
+    leaf_slots: int = 0
+    superspine_slots: int = 0
+    pod_slots: int = 1
+    per_spine: int = 1
+    per_superspine: int = 1
+
+    def leaf_number(self, pod: int, index: int) -> int:
+        """Fabric-wide leaf number (1-based): leaf ASNs, server blocks and GUIDs derive from it."""
+        return (pod - 1) * self.leaf_slots + index
+
+    def spine_number(self, pod: int, index: int) -> int:
+        return (pod - 1) * self.spine_slots + index
+
+    def superspine_number(self, plane: int, index: int) -> int:
+        return (plane - 1) * self.superspine_slots + index
+
+    def device_offset(self, role: str, index: int, *, pod: int = 1, plane: int = 0) -> int:
+        """Loopback offset: super-spines first (plane by plane), then pod by pod its spines and leaves."""
+        if role == "superspine":
+            return self.superspine_number(plane, index)
+        base = self.spine_slots * self.superspine_slots + (pod - 1) * (self.spine_slots + self.leaf_slots)
+        return base + (index if role == "spine" else self.spine_slots + index)
+
+    def management_offset(self, role: str, index: int, *, pod: int = 1, plane: int = 0) -> int:
+        return MANAGEMENT_RESERVED + self.device_offset(role, index, pod=pod, plane=plane)
+
+    @property
+    def superspine_block(self) -> int:
+        """Fabric-pool addresses of all spine-super-spine /31s, allocated before the pods' links."""
+        return self.spine_slots * self.superspine_slots * self.pod_slots * self.per_superspine * 2
+
+    def spine_superspine_offset(self, *, plane: int, superspine: int, pod: int, link: int) -> int:
+        slot = ((plane - 1) * self.superspine_slots + superspine - 1) * self.pod_slots + pod - 1
+        return (slot * self.per_superspine + link - 1) * 2
+
+    def leaf_spine_offset(self, pod: int, leaf: int, spine: int, link: int) -> int:
+        pod_base = self.superspine_block + (pod - 1) * self.leaf_slots * self.spine_slots * self.per_spine * 2
+        return pod_base + fabric_link_offset(leaf=leaf, spine=spine, link=link, spine_slots=self.spine_slots, per_spine=self.per_spine)

@@ -146,6 +146,9 @@ class Device:
     vlans: tuple[int, ...] = ()
     queue_keyword: str = ""
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
+    plane: int = 0
+    """Super-spine plane: a super-spine's own plane, a spine's plane (its index) in a three-tier
+    fabric, 0 otherwise. `pod` is 1 in a two-tier fabric and 0 for super-spines."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +182,8 @@ class ServerNic:
     gateway: str
     prefix_length: int
     port_guid: str
+    rail: int = 0
+    """Rail (1-based position of `leaf` in its scalable unit) with rail attachment; 0 otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +193,9 @@ class Server:
     index: int
     node_guid: str
     nics: tuple[ServerNic, ...]
+    pod: int = 1
+    unit: int = 0
+    """Scalable unit within the pod with rail attachment (its leaves are the unit's rails); 0 otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +398,10 @@ class Plan:
     models: tuple[Model, ...]
     platforms: tuple[Platform, ...]
     warnings: tuple[str, ...] = field(default=())
+    pods: int = 0
+    """Pods of a three-tier fabric; 0 for two tiers."""
+    rails: int = 0
+    """Rail leaves per scalable unit with rail attachment; 0 when servers attach to one leaf."""
 
     def device(self, name: str) -> Device:
         for device in self.devices:

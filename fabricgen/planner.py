@@ -4,17 +4,25 @@ The planner allocates; it does not judge. Problems that make a plan impossible t
 unknown model, a speed a model cannot run) are returned as diagnostics; everything that can be
 built but is wrong (pools too small, ports exhausted, oversubscription) is left for
 `checks.py`, which reads the finished plan.
+
+Topologies: two tiers (leaves under spines), or three (`pods.count` > 0: pods of leaves and
+spines, spine j of every pod under super-spine plane j). Servers attach to one leaf, or
+rail-optimised (NIC i of every server of a scalable unit on the unit's rail leaf i). Every
+address, port and ASN comes from `allocate.Layout`, whose slot sizes depend on the models and
+pins only, so growth never moves what exists. Each device is visited once per link it has:
+the cost is linear in the size of the fabric.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-from dataclasses import dataclass, replace
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fabricgen import allocate
-from fabricgen.allocate import ipv4
+from fabricgen.allocate import Layout, ipv4
 from fabricgen.catalog import models_for, platforms
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.infiniband import plan as ib_plan
@@ -44,6 +52,8 @@ from fabricgen.units import length_m, size_bytes, speed_gbps
 TIERS = (("spines", "spine"), ("leaves", "leaf"))
 QUEUES = 8
 """Egress queues (traffic classes 0-7) of the RoCE profile on every Ethernet platform."""
+GUID_KIND = {"spine": 1, "leaf": 2, "superspine": 5}
+"""Placeholder GUID kinds (3: server nodes, 4: subnet managers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +71,8 @@ class TierNode:
     asn: int
     loopback: str
     key: str
+    pod: int = 1
+    plane: int = 0
 
 
 @dataclass(slots=True)
@@ -75,6 +87,24 @@ class _Pools:
         self.needed[name] = max(self.needed.get(name, 0), offset + count)
 
 
+@dataclass(slots=True)
+class _Ends:
+    """What a spine or super-spine collects from the links of the tier below, one link at a time."""
+
+    interfaces: list[Interface] = field(default_factory=list)
+    neighbors: list[BgpNeighbor] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _RailServer:
+    pod: int
+    unit: int
+    index: int
+    node_guid: str
+    leaf: str
+    nics: list[ServerNic] = field(default_factory=list)
+
+
 def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     """Expand `doc` (schema-valid, defaults applied) into a Plan, or raise FabricError."""
     fabric = doc["fabric"]
@@ -82,22 +112,46 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     catalog = models_for(doc.get("models", {}))
     all_platforms = platforms()
     problems: list[Diagnostic] = []
-    tiers = {role: _expand_tier(doc, key, role, catalog, all_platforms, transport, source, problems) for key, role in TIERS}
+    pod_count = doc.get("pods", {}).get("count", 0)
+    three_tier = pod_count > 0
+    pod_ids = tuple(range(1, pod_count + 1)) if three_tier else (1,)
+    group = "pod" if three_tier else ""
+    spines = _expand_tier(doc, "spines", "spine", catalog, all_platforms, transport, source, problems, pod_ids, group)
+    leaves = _expand_tier(doc, "leaves", "leaf", catalog, all_platforms, transport, source, problems, pod_ids, group)
+    superspines: list[TierNode] = []
+    if three_tier and "superspines" not in doc:
+        problems.append(
+            source.diagnostic(
+                ("pods", "count"),
+                "a three-tier fabric (pods.count above 0) needs a `superspines:` section",
+                hint="see docs/scale.md; or remove `pods:` for two tiers",
+            )
+        )
+    elif three_tier:
+        planes = tuple(sorted({n.index for n in spines}))
+        superspines = _expand_tier(doc, "superspines", "superspine", catalog, all_platforms, transport, source, problems, planes, "plane")
     if problems:
         raise FabricError(problems)
 
-    spines, leaves = tiers["spine"], tiers["leaf"]
     leaf_model = leaves[0].model if leaves else next(iter(catalog.values()))
+    spine_model = spines[0].model if spines else leaf_model
     uplinks, servers_cfg, bgp = doc["uplinks"], doc["servers"], doc["bgp"]
+    ss_cfg = doc.get("superspines", {})
     addressing = doc.get("addressing") or {"loopbacks": "0.0.0.0/32", "fabric": "0.0.0.0/32", "server_mode": "p2p"}
     per_spine = uplinks["per_spine"]
+    per_ss = ss_cfg.get("per_spine", 1)
     up_speed = speed_gbps(uplinks["speed"]) if "speed" in uplinks else leaf_model.speed
     down_speed = speed_gbps(servers_cfg["speed"]) if "speed" in servers_cfg else leaf_model.speed
+    ss_speed = speed_gbps(ss_cfg["speed"]) if "speed" in ss_cfg else spine_model.speed
 
-    for nodes, speed, key, what in (
+    speed_uses = [
         (leaves, up_speed, "uplinks.speed", "uplinks"),
         (spines, up_speed, "uplinks.speed", "downlinks to leaves"),
-    ):
+    ]
+    if three_tier:
+        speed_uses.append((spines, ss_speed, "superspines.speed", "uplinks to super-spines"))
+        speed_uses.append((superspines, ss_speed, "superspines.speed", "downlinks to spines"))
+    for nodes, speed, key, what in speed_uses:
         for node in nodes:
             if not node.model.logical_ports(speed):
                 problems.append(
@@ -116,6 +170,10 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                     )
                 )
                 break
+    ports_per_server = servers_cfg["ports_per_server"]
+    rail_mode = servers_cfg.get("attachment", "leaf") == "rail"
+    rails = (servers_cfg.get("rails") or ports_per_server) if rail_mode else 0
+    problems.extend(_check_server_name(servers_cfg, fabric["name"], source))
     if problems:
         raise FabricError(problems)
 
@@ -123,6 +181,21 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     leaf_logical = max((n.model.ports * n.model.logical_ports(up_speed) for n in leaves), default=2)
     spine_slots = max(leaf_logical // 2 // per_spine, max_spine_index)
     uplink_slots = max_spine_index * per_spine
+    max_ss_index = max((n.index for n in superspines), default=0)
+    if three_tier:
+        spine_down = max((n.model.ports * n.model.logical_ports(up_speed) for n in spines), default=2)
+        spine_up = max((n.model.ports * n.model.logical_ports(ss_speed) for n in spines), default=2)
+        ss_down = max((n.model.ports * n.model.logical_ports(ss_speed) for n in superspines), default=1)
+        layout = Layout(
+            spine_slots=spine_slots,
+            leaf_slots=max(spine_down // 2 // per_spine, max((n.index for n in leaves), default=0), 1),
+            superspine_slots=max(spine_up // 2 // per_ss, max_ss_index, 1),
+            pod_slots=max(ss_down // per_ss, pod_count),
+            per_spine=per_spine,
+            per_superspine=per_ss,
+        )
+    else:
+        layout = Layout(spine_slots=spine_slots, per_spine=per_spine)
 
     roce = _roce_policy(doc, all_platforms) if transport == "roce" else None
     mtu_for = {name: (roce.mtu[name] if roce and name in roce.mtu else p.mtu_default) for name, p in all_platforms.items()}
@@ -134,35 +207,68 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     mgmt_base, _mgmt_size = allocate.prefix_base_size(mgmt) if mgmt else (0, 0)
     mgmt_len = int(mgmt.split("/")[1]) if mgmt else 0
     mgmt_gateway = addressing.get("management_gateway") or (ipv4(mgmt_base + 1) if mgmt else "")
-    spine_asn, leaf_asn_base = bgp["spine_asn"], bgp["leaf_asn"]
+    spine_asn_base, leaf_asn_base = bgp["spine_asn"], bgp["leaf_asn"]
+    ss_asn_base = bgp.get("superspine_asn", 64900)
+    routed = transport == "roce"
 
     def loopback(node: TierNode) -> str:
         if node.loopback:
             return node.loopback
-        offset = allocate.loopback_offset(node.role, node.index, spine_slots)
+        offset = layout.device_offset(node.role, node.index, pod=node.pod, plane=node.plane)
         pools.take("loopbacks", offset)
         return ipv4(loop_base + offset)
 
     def management(node: TierNode) -> str:
         if node.management or not mgmt:
             return node.management
-        offset = allocate.management_offset(node.role, node.index, spine_slots)
+        offset = layout.management_offset(node.role, node.index, pod=node.pod, plane=node.plane)
         pools.take("management", offset)
         return ipv4(mgmt_base + offset)
 
-    leaf_asn = {n.index: (n.asn or leaf_asn_base + n.index - 1) for n in leaves}
+    def asn(node: TierNode) -> int:
+        """Leaves: one ASN each (RFC 7938), whatever the transport (as before); spines: one per
+        pod; super-spines: one per plane. Pins win."""
+        if node.role == "leaf":
+            return node.asn or leaf_asn_base + layout.leaf_number(node.pod, node.index) - 1
+        if not routed:
+            return 0
+        if node.role == "spine":
+            return node.asn or spine_asn_base + node.pod - 1
+        return node.asn or ss_asn_base + node.plane - 1
+
+    def number(node: TierNode) -> int:
+        """Fabric-wide number of a device within its role, for placeholder GUIDs."""
+        if node.role == "leaf":
+            return layout.leaf_number(node.pod, node.index)
+        if node.role == "spine":
+            return layout.spine_number(node.pod, node.index)
+        return layout.superspine_number(node.plane, node.index)
+
     lengths = doc["cabling"]["length"]
     leaf_spine_length = length_m(lengths["leaf-spine"])
     server_leaf_length = length_m(lengths["server-leaf"])
+    spine_ss_length = length_m(lengths.get("spine-superspine", "100m"))
 
-    # Cables and their addresses, leaf by leaf: each leaf only looks at the spine list.
-    spine_ifaces: dict[int, list[Interface]] = {n.index: [] for n in spines}
-    spine_neighbors: dict[int, list[BgpNeighbor]] = {n.index: [] for n in spines}
+    spines_by_pod: dict[int, list[TierNode]] = defaultdict(list)
+    for node in spines:
+        spines_by_pod[node.pod].append(node)
+    ss_by_plane: dict[int, list[TierNode]] = defaultdict(list)
+    for node in superspines:
+        ss_by_plane[node.plane].append(node)
+    spine_asn = {(n.pod, n.index): asn(n) for n in spines}
+    spine_ends = {(n.pod, n.index): _Ends() for n in spines}
+    ss_ends = {(n.plane, n.index): _Ends() for n in superspines}
+    unit_first: dict[tuple[int, int], TierNode] = {}
+    if rail_mode:
+        for leaf in leaves:
+            unit_first.setdefault((leaf.pod, (leaf.index - 1) // rails + 1), leaf)
+
+    # Cables and their addresses, leaf by leaf: each leaf only looks at its pod's spines.
     links: list[Link] = []
     servers: list[Server] = []
+    rail_servers: dict[str, _RailServer] = {}
     leaf_devices: list[Device] = []
     oversubscription: list[Oversubscription] = []
-    per_cage_up_leaf = {n.index: n.model.logical_ports(up_speed) for n in leaves}
     server_mode = addressing["server_mode"]
     server_pool = addressing.get("servers")
     server_base = allocate.prefix_base_size(server_pool)[0] if server_pool else 0
@@ -171,19 +277,21 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     for leaf in leaves:
         lp = leaf.platform
         mtu = mtu_for[lp.name]
-        per_cage_up = per_cage_up_leaf[leaf.index]
+        leaf_asn = asn(leaf)
+        leaf_number = layout.leaf_number(leaf.pod, leaf.index)
+        per_cage_up = leaf.model.logical_ports(up_speed)
         per_cage_down = leaf.model.logical_ports(down_speed) or 1
         first_up = uplinks.get("first_port") or leaf.model.ports - allocate.cages_for(uplink_slots, per_cage_up) + 1
         interfaces: list[Interface] = []
         neighbors: list[BgpNeighbor] = []
         breakouts: dict[int, Breakout] = {}
-        for spine in spines:
+        pod_spines = spines_by_pod[leaf.pod]
+        for spine in pod_spines:
             sp = spine.platform
             per_cage_spine = spine.model.logical_ports(up_speed)
+            ends = spine_ends[(spine.pod, spine.index)]
             for link_no in range(1, per_spine + 1):
-                offset = allocate.fabric_link_offset(
-                    leaf=leaf.index, spine=spine.index, link=link_no, spine_slots=spine_slots, per_spine=per_spine
-                )
+                offset = layout.leaf_spine_offset(leaf.pod, leaf.index, spine.index, link_no)
                 pools.take("fabric", offset, 2)
                 subnet_base = fabric_base + offset
                 spine_addr, leaf_addr = ipv4(subnet_base), ipv4(subnet_base + 1)
@@ -211,7 +319,7 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                         roce is not None,
                     )
                 )
-                spine_ifaces[spine.index].append(
+                ends.interfaces.append(
                     Interface(
                         spine_if,
                         spine_cage,
@@ -227,59 +335,72 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                         roce is not None,
                     )
                 )
-                if transport == "roce":
-                    neighbors.append(BgpNeighbor(spine_addr, spine_asn, spine.name, spine_if, "SPINES", f"{spine.name} {spine_if}"))
-                    spine_neighbors[spine.index].append(
-                        BgpNeighbor(leaf_addr, leaf_asn[leaf.index], leaf.name, leaf_if, "LEAVES", f"{leaf.name} {leaf_if}")
+                if routed:
+                    neighbors.append(
+                        BgpNeighbor(
+                            spine_addr, spine_asn[(spine.pod, spine.index)], spine.name, spine_if, "SPINES", f"{spine.name} {spine_if}"
+                        )
                     )
+                    ends.neighbors.append(BgpNeighbor(leaf_addr, leaf_asn, leaf.name, leaf_if, "LEAVES", f"{leaf.name} {leaf_if}"))
                 links.append(
                     Link(
                         "leaf-spine",
                         Endpoint(leaf.name, leaf_if, leaf_cage),
                         Endpoint(spine.name, spine_if, spine_cage),
                         up_speed,
-                        f"{spine_addr}/31" if transport == "roce" else "",
-                        leaf_addr if transport == "roce" else "",
-                        spine_addr if transport == "roce" else "",
+                        f"{spine_addr}/31" if routed else "",
+                        leaf_addr if routed else "",
+                        spine_addr if routed else "",
                         leaf_spine_length,
                     )
                 )
 
-        advertised = [f"{loopback(leaf)}/32"]
+        leaf_loopback = loopback(leaf)
+        advertised = [f"{leaf_loopback}/32"]
         block = allocate.server_block_size(leaf.model.ports * per_cage_down, server_mode)
-        leaf_block = server_base + (leaf.index - 1) * block
+        leaf_block = server_base + (leaf_number - 1) * block
         subnet_len = 32 - (block.bit_length() - 1)
-        if server_pool and servers_cfg["per_leaf"] and transport == "roce":
+        if server_pool and servers_cfg["per_leaf"] and routed:
             if server_mode == "subnet":
-                pools.take("servers", (leaf.index - 1) * block, block)
+                pools.take("servers", (leaf_number - 1) * block, block)
                 advertised.append(f"{ipv4(leaf_block)}/{subnet_len}")
             else:
                 advertised.append(f"{ipv4(leaf_block)}/{subnet_len} le 31")
+        if rail_mode:
+            unit, rail = (leaf.index - 1) // rails + 1, (leaf.index - 1) % rails + 1
+            first = unit_first[(leaf.pod, unit)]
+            leaf_nics = [nic for nic in range(1, ports_per_server + 1) if (nic - 1) % rails + 1 == rail]
+        else:
+            unit, rail, first = 0, 0, leaf
+            leaf_nics = list(range(1, ports_per_server + 1))
+        first_number = layout.leaf_number(first.pod, first.index)
         server_slot = 0
         for server_index in range(1, servers_cfg["per_leaf"] + 1):
-            server_name = servers_cfg["name"].format(fabric=fabric["name"], leaf=leaf.name, leaf_index=leaf.index, index=server_index)
+            server_name = servers_cfg["name"].format(
+                fabric=fabric["name"], leaf=first.name, leaf_index=first.index, index=server_index, pod=leaf.pod, unit=unit
+            )
             node_guid, port_guids = (
-                ib_plan.server_guids(doc, server_name, leaf.index, server_index, servers_cfg["ports_per_server"])
+                ib_plan.server_guids(doc, server_name, first_number, server_index, ports_per_server)
                 if transport == "infiniband"
                 else ("", ())
             )
             nics = []
-            for nic in range(1, servers_cfg["ports_per_server"] + 1):
+            for nic in leaf_nics:
                 cage, sub = allocate.split_slot(server_slot, per_cage_down, 1)
                 if per_cage_down > 1:
                     breakouts[cage] = Breakout(cage, per_cage_down, down_speed)
                 leaf_if = lp.port_name(cage, sub, per_cage_down, leaf.model.lanes)
                 address = gateway = ""
                 length = 31
-                if server_pool and transport == "roce":
+                if server_pool and routed:
                     if server_mode == "p2p":
-                        offset = (leaf.index - 1) * block + server_slot * 2
+                        offset = (leaf_number - 1) * block + server_slot * 2
                         pools.take("servers", offset, 2)
                         gateway, address = ipv4(server_base + offset), ipv4(server_base + offset + 1)
                     else:
                         gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + server_slot), subnet_len
                 port_guid = port_guids[nic - 1] if port_guids else ""
-                nics.append(ServerNic(nic, leaf.name, leaf_if, down_speed, address, gateway, length, port_guid))
+                nics.append(ServerNic(nic, leaf.name, leaf_if, down_speed, address, gateway, length, port_guid, rail))
                 interfaces.append(
                     Interface(
                         leaf_if,
@@ -310,8 +431,14 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                     )
                 )
                 server_slot += 1
-            servers.append(Server(server_name, leaf.name, server_index, node_guid, tuple(nics)))
-        if server_mode == "subnet" and server_pool and servers_cfg["per_leaf"] and transport == "roce":
+            if rail_mode:
+                entry = rail_servers.get(server_name)
+                if entry is None:
+                    entry = rail_servers[server_name] = _RailServer(leaf.pod, unit, server_index, node_guid, first.name)
+                entry.nics.extend(nics)
+            else:
+                servers.append(Server(server_name, leaf.name, server_index, node_guid, tuple(nics), leaf.pod))
+        if server_mode == "subnet" and server_pool and servers_cfg["per_leaf"] and routed:
             vlan = servers_cfg["vlan"]
             interfaces.append(
                 Interface(
@@ -330,14 +457,14 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                 )
             )
 
-        up_count = len(spines) * per_spine
-        down_gbps = servers_cfg["per_leaf"] * servers_cfg["ports_per_server"] * down_speed
+        up_count = len(pod_spines) * per_spine
+        down_gbps = servers_cfg["per_leaf"] * len(leaf_nics) * down_speed
         oversubscription.append(Oversubscription(leaf.name, down_gbps, up_count * up_speed))
         leaf_devices.append(
             _device(
                 leaf,
-                loopback(leaf),
-                leaf_asn[leaf.index],
+                leaf_loopback,
+                leaf_asn,
                 management(leaf),
                 mgmt_len,
                 mgmt_gateway,
@@ -349,31 +476,116 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                 advertised,
                 transport,
                 guid_prefix,
+                number(leaf),
             )
         )
+    for name, rs in rail_servers.items():
+        servers.append(Server(name, rs.leaf, rs.index, rs.node_guid, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit))
 
-    spine_devices = []
+    # Spine to super-spine cables, spine by spine: each spine only looks at its plane.
+    ss_uplink_slots = max_ss_index * per_ss
     for spine in spines:
-        per_cage = spine.model.logical_ports(up_speed)
-        ifaces = sorted(spine_ifaces[spine.index], key=lambda i: (i.port, i.sub))
-        breakouts = {i.port: Breakout(i.port, per_cage, up_speed) for i in ifaces if per_cage > 1}
-        lo = loopback(spine)
-        spine_devices.append(
+        plane_ss = ss_by_plane.get(spine.index, [])
+        if not plane_ss:
+            continue
+        sp = spine.platform
+        per_cage_up = spine.model.logical_ports(ss_speed)
+        first_up = spine.model.ports - allocate.cages_for(ss_uplink_slots, per_cage_up) + 1
+        ends = spine_ends[(spine.pod, spine.index)]
+        for ss in plane_ss:
+            ssp = ss.platform
+            per_cage_ss = ss.model.logical_ports(ss_speed)
+            top = ss_ends[(ss.plane, ss.index)]
+            top_asn = asn(ss)
+            for link_no in range(1, per_ss + 1):
+                offset = layout.spine_superspine_offset(plane=ss.plane, superspine=ss.index, pod=spine.pod, link=link_no)
+                pools.take("fabric", offset, 2)
+                ss_addr, spine_addr = ipv4(fabric_base + offset), ipv4(fabric_base + offset + 1)
+                spine_cage, spine_sub = allocate.split_slot((ss.index - 1) * per_ss + link_no - 1, per_cage_up, first_up)
+                ss_cage, ss_sub = allocate.split_slot((spine.pod - 1) * per_ss + link_no - 1, per_cage_ss, 1)
+                spine_if = sp.port_name(spine_cage, spine_sub, per_cage_up, spine.model.lanes)
+                ss_if = ssp.port_name(ss_cage, ss_sub, per_cage_ss, ss.model.lanes)
+                ends.interfaces.append(
+                    Interface(
+                        spine_if,
+                        spine_cage,
+                        spine_sub,
+                        ss_speed,
+                        "uplink",
+                        spine_addr,
+                        31,
+                        ss.name,
+                        ss_if,
+                        f"{ss.name} {ss_if}",
+                        mtu_for[sp.name],
+                        roce is not None,
+                    )
+                )
+                top.interfaces.append(
+                    Interface(
+                        ss_if,
+                        ss_cage,
+                        ss_sub,
+                        ss_speed,
+                        "downlink",
+                        ss_addr,
+                        31,
+                        spine.name,
+                        spine_if,
+                        f"{spine.name} {spine_if}",
+                        mtu_for[ssp.name],
+                        roce is not None,
+                    )
+                )
+                if routed:
+                    ends.neighbors.append(BgpNeighbor(ss_addr, top_asn, ss.name, ss_if, "SUPERSPINES", f"{ss.name} {ss_if}"))
+                    top.neighbors.append(
+                        BgpNeighbor(
+                            spine_addr, spine_asn[(spine.pod, spine.index)], spine.name, spine_if, "SPINES", f"{spine.name} {spine_if}"
+                        )
+                    )
+                links.append(
+                    Link(
+                        "spine-superspine",
+                        Endpoint(spine.name, spine_if, spine_cage),
+                        Endpoint(ss.name, ss_if, ss_cage),
+                        ss_speed,
+                        f"{ss_addr}/31" if routed else "",
+                        spine_addr if routed else "",
+                        ss_addr if routed else "",
+                        spine_ss_length,
+                    )
+                )
+
+    upper_devices = []
+    for node in (*spines, *superspines):
+        ends = spine_ends[(node.pod, node.index)] if node.role == "spine" else ss_ends[(node.plane, node.index)]
+        lo = loopback(node)
+        if node.role == "superspine":
+            paths = per_ss
+        elif three_tier:
+            paths = len(ss_by_plane.get(node.index, ())) * per_ss
+            up = sum(i.speed for i in ends.interfaces if i.role == "uplink")
+            oversubscription.append(Oversubscription(node.name, sum(i.speed for i in ends.interfaces if i.role == "downlink"), up))
+        else:
+            paths = len(spines) * per_spine
+        upper_devices.append(
             _device(
-                spine,
+                node,
                 lo,
-                spine_asn if transport == "roce" else 0,
-                management(spine),
+                asn(node),
+                management(node),
                 mgmt_len,
                 mgmt_gateway,
-                mtu_for[spine.platform.name],
-                bgp.get("maximum_paths") or max(len(spines) * per_spine, 1),
-                ifaces,
-                breakouts,
-                spine_neighbors[spine.index],
+                mtu_for[node.platform.name],
+                bgp.get("maximum_paths") or max(paths, 1),
+                ends.interfaces,
+                {},
+                ends.neighbors,
                 [f"{lo}/32"],
                 transport,
                 guid_prefix,
+                number(node),
             )
         )
 
@@ -382,13 +594,14 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     pool_usage = []
     for name in ("loopbacks", "fabric", "servers", "management"):
         prefix = addressing.get(name)
-        if prefix and transport == "roce":
+        if prefix and routed:
             _, size = allocate.prefix_base_size(prefix)
             pool_usage.append(PoolUsage(name, f"addressing.{name}", prefix, pools.used.get(name, 0), pools.needed.get(name, 0), size))
 
-    used_models = sorted({n.model.name for n in (*spines, *leaves)})
-    used_platforms = sorted({n.platform.name for n in (*spines, *leaves)})
-    devices = tuple(sorted((*spine_devices, *leaf_devices), key=lambda d: (_ROLE_ORDER[d.role], d.index)))
+    everything = (*superspines, *spines, *leaves)
+    used_models = sorted({n.model.name for n in everything})
+    used_platforms = sorted({n.platform.name for n in everything})
+    devices = tuple(sorted((*upper_devices, *leaf_devices), key=lambda d: (_ROLE_ORDER[d.role], d.pod, d.plane, d.index)))
     svc = doc.get("services", {})
     warnings: list[str] = []
     infiniband = None
@@ -421,6 +634,8 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         models=tuple(catalog[m] for m in used_models),
         platforms=tuple(all_platforms[p] for p in used_platforms),
         warnings=tuple(warnings),
+        pods=pod_count,
+        rails=rails,
     )
 
 
@@ -464,6 +679,21 @@ def _placeholder_guid(prefix: int, kind: int, number: int) -> str:
     return f"0x{prefix | (kind << 28) | (number << 4):016x}"
 
 
+def _check_server_name(servers_cfg: dict[str, Any], fabric: str, source: SourceMap) -> list[Diagnostic]:
+    """A server name pattern with an unknown placeholder is bad input, not a traceback."""
+    try:
+        servers_cfg["name"].format(fabric=fabric, leaf="leaf", leaf_index=1, index=1, pod=1, unit=1)
+    except (KeyError, ValueError, IndexError, AttributeError) as exc:
+        return [
+            source.diagnostic(
+                ("servers", "name"),
+                f"cannot use name pattern {servers_cfg['name']!r}: {exc}",
+                hint="placeholders: {fabric}, {leaf}, {leaf_index}, {index}, {pod}, {unit}",
+            )
+        ]
+    return []
+
+
 def _device(
     node: TierNode,
     loopback: str,
@@ -479,15 +709,20 @@ def _device(
     advertised: list[str],
     transport: str,
     guid_prefix: int,
+    number: int,
 ) -> Device:
+    for iface in interfaces:
+        per_cage = node.model.logical_ports(iface.speed)
+        if iface.port and iface.port not in breakouts and per_cage > 1:
+            breakouts[iface.port] = Breakout(iface.port, per_cage, iface.speed)
     ifaces = tuple(sorted((_with_speed(i, node, breakouts) for i in interfaces), key=lambda i: (i.port, i.sub, i.name)))
     groups, neighbors = _peer_groups(neighbors)
-    guid = node.guid or (_placeholder_guid(guid_prefix, 1 if node.role == "spine" else 2, node.index) if transport == "infiniband" else "")
+    guid = node.guid or (_placeholder_guid(guid_prefix, GUID_KIND[node.role], number) if transport == "infiniband" else "")
     return Device(
         name=node.name,
         role=node.role,
         index=node.index,
-        pod=1,
+        pod=node.pod,
         platform=node.platform.name,
         model=node.model.name,
         loopback=loopback if transport == "roce" else "",
@@ -510,6 +745,7 @@ def _device(
         peer_groups=groups,
         vlans=tuple(sorted({i.vlan for i in ifaces if i.vlan})),
         queue_keyword=node.platform.queue_keywords.get(node.model.queue_family, ""),
+        plane=node.plane,
     )
 
 
@@ -546,13 +782,36 @@ def _expand_tier(
     transport: str,
     source: SourceMap,
     problems: list[Diagnostic],
+    groups: tuple[int, ...] = (1,),
+    group_key: str = "",
 ) -> list[TierNode]:
+    """Devices of one tier, in (group, index) order. `group_key` is "pod" for leaves and spines
+    of a three-tier fabric, "plane" for super-spines, "" for two tiers (one implicit pod)."""
     tier = doc[key]
-    pins: dict[int, tuple[int | None, dict[str, Any]]] = {node["index"]: (i, node) for i, node in enumerate(tier.get("nodes", []))}
-    indices = sorted(set(range(1, tier.get("count", 0) + 1)) | set(pins))
+    pins: dict[tuple[int, int], tuple[int | None, dict[str, Any]]] = {}
+    where: tuple[str | int, ...]
+    for place, node in enumerate(tier.get("nodes", [])):
+        group = node.get(group_key, 1) if group_key else 1
+        if group not in groups:
+            where = (key, "nodes", place, group_key) if group_key in node else (key, "nodes", place)
+            span = f"1..{max(groups)}" if groups else "none"
+            problems.append(source.diagnostic(where, f"{group_key} {group} does not exist (there are {span})"))
+            continue
+        pins[(group, node["index"])] = (place, node)
+    count = tier.get("count", 0)
+    if group_key and count and f"{{{group_key}" not in tier["name"]:
+        problems.append(
+            source.diagnostic(
+                (key, "name"),
+                f"{key}.name {tier['name']!r} must contain {{{group_key}}} (or {{{group_key}:02d}}): names repeat in every {group_key} otherwise",
+                hint=f"for example '{{fabric}}-p{{pod:02d}}-{role}{{index:02d}}'" if group_key == "pod" else "",
+            )
+        )
+        return []
+    keys = sorted({(g, i) for g in groups for i in range(1, count + 1)} | set(pins))
     result = []
-    for index in indices:
-        position, pin = pins.get(index, (None, {}))
+    for group, index in keys:
+        position, pin = pins.get((group, index), (None, {}))
         pin_path: tuple[str | int, ...]
         pin_path = (key, "nodes", position) if position is not None else (key,)
         model_name = pin.get("model", tier["model"])
@@ -581,7 +840,15 @@ def _expand_tier(
                 source.diagnostic(where, f"platform {platform_name} is not a {transport} platform (fabric.transport is {transport})")
             )
             return []
-        name = pin.get("name") or tier["name"].format(fabric=doc["fabric"]["name"], index=index)
+        try:
+            name = pin.get("name") or tier["name"].format(fabric=doc["fabric"]["name"], index=index, pod=group, plane=group)
+        except (KeyError, ValueError, IndexError, AttributeError) as exc:
+            problems.append(source.diagnostic((key, "name"), f"cannot use name pattern {tier['name']!r}: {exc}"))
+            return []
+        if role == "superspine":
+            pod, plane = 0, group
+        else:
+            pod, plane = group, (index if role == "spine" and group_key else 0)
         result.append(
             TierNode(
                 role,
@@ -595,6 +862,8 @@ def _expand_tier(
                 pin.get("asn", 0),
                 pin.get("loopback", ""),
                 key,
+                pod,
+                plane,
             )
         )
     return result
