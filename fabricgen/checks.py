@@ -15,6 +15,7 @@ from typing import Any
 import netaddr
 
 from fabricgen.catalog import platforms
+from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
 from fabricgen.loader import PathKey, SourceMap
 from fabricgen.model import Plan
@@ -102,7 +103,7 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
         for nic in server.nics:
             if nic.address and nic.address != nic.gateway:
                 owners[nic.address].append(f"{server.name} nic{nic.nic}")
-    clashes = [(address, users) for address, users in sorted(owners.items()) if len(users) > 1]
+    clashes = sorted((address, users) for address, users in owners.items() if len(users) > 1)
     for address, users in clashes[:MAX_LISTED]:
         yield source.diagnostic(pins.get(address, ("addressing",)), f"address {address} is used more than once: {', '.join(sorted(users))}")
     if len(clashes) > MAX_LISTED:
@@ -142,7 +143,7 @@ def check_ports(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
             uplinks = sum(1 for i in device.interfaces if i.role == "uplink")
             collisions[(device.model, servers, uplinks, device.ports_total)].append(device.name)
     for (role, model, highest, total), names in sorted(exhausted.items()):
-        key = ("servers", "per_leaf") if role == "leaf" else ("leaves",)
+        key = {"leaf": ("servers", "per_leaf"), "superspine": ("pods", "count")}.get(role, ("leaves",))
         yield source.diagnostic(key, f"{_names(names)} ({model}) run out of ports: the plan needs cage {highest}, the model has {total}")
     for (model, servers, uplinks, total), names in sorted(collisions.items()):
         yield source.diagnostic(
@@ -339,7 +340,7 @@ STRUCTURAL_CHECKS: tuple[Check, ...] = (check_pools, check_ports)
 """Root causes: when one of these fails, addresses spill into neighbouring blocks and the
 duplicate-address check would only repeat the same problem hundreds of times."""
 
-CHECKS: tuple[Check, ...] = (check_names, check_oversubscription, check_roce, check_asns, check_infiniband)
+CHECKS: tuple[Check, ...] = (check_names, check_oversubscription, check_roce, check_asns, check_infiniband, check_rails, check_tier_asns)
 
 
 def check_plan(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
