@@ -114,8 +114,23 @@ def plan(inventory: Path, output_format: str) -> None:
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary (JSON) on stdout instead of text")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(0, 256),
+    default=1,
+    show_default=True,
+    help="Render device configs in N processes (0: one per CPU); the output is identical for any N",
+)
 def render(
-    inventory: Path, output: Path | None, limit: str | None, template_dirs: tuple[Path, ...], check: bool, quiet: bool, as_json: bool
+    inventory: Path,
+    output: Path | None,
+    limit: str | None,
+    template_dirs: tuple[Path, ...],
+    check: bool,
+    quiet: bool,
+    as_json: bool,
+    jobs: int,
 ) -> None:
     """Validate, plan, render and write INVENTORY's configs and artefacts."""
     from fabricgen.loader import resolve_inventory_path
@@ -134,7 +149,9 @@ def render(
         if unknown:
             err_console.print(f"--limit: unknown device(s): {', '.join(unknown)}", style="red", markup=False)
             sys.exit(EXIT_BAD_INPUT)
-    context = RenderContext(user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs), selected)
+    context = RenderContext(
+        user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs), selected, jobs=jobs or os.cpu_count() or 1
+    )
     files = run_stage(lambda: render_with_progress(plan, context, show=not (quiet or as_json) and progress_wanted()))
     if selected is not None:
         files = {path: text for path, text in files.items() if not path.startswith("configs/") or Path(path).stem in selected}

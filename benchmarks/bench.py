@@ -1,0 +1,198 @@
+"""Benchmark: validate + plan + render + write for generated fabrics of growing size.
+
+Run `make benchmark` (or `python benchmarks/bench.py [--jobs N] [--sizes ...]`). Each size runs
+in a fresh Python process, so peak memory (ru_maxrss of the process and of any `-j` workers)
+belongs to that size alone and no cache warmed by a smaller size helps a larger one. Sizes:
+
+  2t-96     2 tiers, 32 spines x 64 leaves (96 switches, 2,048 x 400G GPU ports)
+  3t-<P>    3 tiers, P pods x (32 leaves + 32 spines) under 32 planes of 32 super-spines,
+            all 64 x 400G switches, 1:1 on every tier; 3t-64 = 5,120 switches, 65,536 GPU ports
+
+After the full render the benchmark pins one leaf's ASN (a one-leaf change), renders again
+into the same folder and reports the time and how many files were rewritten (write.py keeps
+unchanged files as they are). Timings are wall-clock seconds on this machine; nothing here is
+asserted by the test suite (no timed tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = ("2t-96", "3t-2", "3t-8", "3t-16", "3t-32", "3t-64")
+
+COMMON = """
+uplinks: {per_spine: 1, speed: 400G}
+servers: {per_leaf: 4, ports_per_server: 8, speed: 400G}
+roce: {no_drop_priority: 3, dscp: {data: 26, cnp: 48}}
+oversubscription: {max_ratio: 1.0}
+services: {ntp: [192.168.255.1], syslog: [192.168.255.10]}
+"""
+
+
+def inventory(size: str, pinned_leaf_asn: int = 0) -> str:
+    """The fabric.yml of a benchmark size; `pinned_leaf_asn` pins leaf 1 (of pod 1)."""
+    pin = f"\n  nodes: [{{index: 1, asn: {pinned_leaf_asn}}}]" if pinned_leaf_asn else ""
+    model = "arista-7060dx5-64s"
+    if size == "2t-96":
+        return f"""fabric: {{name: bench2, transport: roce}}
+spines: {{count: 32, model: {model}, platform: eos, name: "bench2-spine{{index:02d}}"}}
+leaves:
+  count: 64
+  model: {model}
+  platform: eos
+  name: "bench2-leaf{{index:02d}}"{pin}
+addressing: {{loopbacks: 10.0.0.0/24, fabric: 10.1.0.0/16, servers: 10.2.0.0/16, management: 192.168.0.0/24}}
+bgp: {{spine_asn: 65000, leaf_asn: 65101}}
+{COMMON}"""
+    pods = int(size.split("-")[1])
+    return f"""fabric: {{name: bench3, transport: roce}}
+pods: {{count: {pods}}}
+spines: {{count: 32, model: {model}, platform: eos, name: "b3-p{{pod:02d}}-spine{{index:02d}}"}}
+leaves:
+  count: 32
+  model: {model}
+  platform: eos
+  name: "b3-p{{pod:02d}}-leaf{{index:02d}}"{pin}
+superspines: {{count: 32, model: {model}, platform: eos, name: "b3-ss{{plane:02d}}-{{index:02d}}"}}
+addressing: {{loopbacks: 10.0.0.0/19, fabric: 10.4.0.0/14, servers: 10.8.0.0/14, management: 172.16.0.0/19}}
+bgp: {{superspine_asn: 4200000001, spine_asn: 4200000101, leaf_asn: 4200001001}}
+{COMMON}"""
+
+
+def _peak_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, workers) / 1024
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its reaped `-j` workers: on a shared machine the fairer
+    number next to wall-clock time."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+
+
+def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
+    """One size, in this (fresh) process: every stage timed separately."""
+    from fabricgen.checks import check_plan
+    from fabricgen.loader import load_inventory
+    from fabricgen.planner import build_plan
+    from fabricgen.render import RenderContext, render_files
+    from fabricgen.schema import apply_defaults, validate_document
+    from fabricgen.write import write_tree
+
+    source = work / "fabric.yml"
+    out = work / "out"
+    source.write_text(inventory(size), encoding="utf-8")
+
+    def pipeline() -> tuple[dict[str, float], object, int, int]:
+        times: dict[str, float] = {}
+        start = time.perf_counter()
+        document = load_inventory(source)
+        problems = validate_document(document.data, document.source)
+        assert not problems, problems
+        doc = apply_defaults(document.data)
+        times["validate"] = time.perf_counter() - start
+        start = time.perf_counter()
+        plan = build_plan(doc, document.source)
+        findings = [d for d in check_plan(plan, doc, document.source) if d.is_error]
+        assert not findings, findings[:3]
+        times["plan"] = time.perf_counter() - start
+        start = time.perf_counter()
+        files = render_files(plan, RenderContext(jobs=jobs))
+        times["render"] = time.perf_counter() - start
+        start = time.perf_counter()
+        summary = write_tree(out, files)
+        times["write"] = time.perf_counter() - start
+        return times, plan, len(files), len(summary.added) + len(summary.changed)
+
+    cpu_start = _cpu_seconds()
+    times, plan, files, _written = pipeline()
+    total = sum(times.values())
+    cpu = _cpu_seconds() - cpu_start
+    devices = plan.devices  # type: ignore[attr-defined]
+    gpu_ports = sum(len(s.nics) for s in plan.servers)  # type: ignore[attr-defined]
+    links = len(plan.links)  # type: ignore[attr-defined]
+    del plan
+    source.write_text(inventory(size, pinned_leaf_asn=4000000000), encoding="utf-8")
+    re_times, _plan, _files, rewritten = pipeline()
+    return {
+        "size": size,
+        "switches": len(devices),
+        "gpu_ports": gpu_ports,
+        "links": links,
+        "files": files,
+        **{k: round(v, 3) for k, v in times.items()},
+        "total": round(total, 3),
+        "cpu": round(cpu, 3),
+        "ms_per_switch": round(total / len(devices) * 1000, 3),
+        "peak_mb": round(_peak_mb(), 1),
+        "rerender": round(sum(re_times.values()), 3),
+        "rewritten": rewritten,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", nargs="*", default=list(SIZES), choices=SIZES)
+    parser.add_argument("--jobs", type=int, default=1, help="render -j N (default 1)")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON lines too")
+    args = parser.parse_args()
+    if args.one:
+        with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
+            print(json.dumps(run_one(args.one, args.jobs, Path(tmp))))
+        return
+    load = os.getloadavg()[0]
+    print(
+        f"# fabricgen benchmark: Python {platform.python_version()}, {os.cpu_count()} CPU(s), render -j {args.jobs}, load average {load:.1f}"
+    )
+    header = (
+        "size",
+        "switches",
+        "GPU ports",
+        "validate s",
+        "plan s",
+        "render s",
+        "write s",
+        "total s",
+        "CPU s",
+        "ms/switch",
+        "peak MB",
+        "re-render s",
+        "rewritten",
+    )
+    rows = []
+    for size in args.sizes:
+        result = subprocess.run(
+            [sys.executable, __file__, "--one", size, "--jobs", str(args.jobs)], check=True, capture_output=True, text=True
+        )
+        row = json.loads(result.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        if args.json:
+            print(json.dumps(row), file=sys.stderr)
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        cells = (
+            r["size"], f"{r['switches']:,}", f"{r['gpu_ports']:,}", r["validate"], r["plan"], r["render"], r["write"],
+            r["total"], r["cpu"], r["ms_per_switch"], r["peak_mb"], r["rerender"], f"{r['rewritten']} of {r['files']}",
+        )  # fmt: skip
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+    per = [float(r["ms_per_switch"]) for r in rows]
+    if per:
+        print(f"\nper-switch cost, largest / smallest: {max(per) / min(per):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
