@@ -158,17 +158,19 @@ def _names(names: list[str]) -> str:
 
 
 def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    groups: dict[tuple[int, int], list[str]] = defaultdict(list)
+    groups: dict[tuple[int, int, str, str], list[str]] = defaultdict(list)
+    spines = {d.name for d in plan.devices if d.role == "spine"}
     for item in plan.oversubscription:
         if item.ratio > plan.max_oversubscription + 1e-9:
-            groups[(item.downlink_gbps, item.uplink_gbps)].append(item.device)
+            below, above = ("leaves", "super-spines") if item.device in spines else ("servers", "spines")
+            groups[(item.downlink_gbps, item.uplink_gbps, below, above)].append(item.device)
     path = _first_path(source, ("oversubscription", "max_ratio"), ("servers", "per_leaf"))
-    for (down, up), devices in sorted(groups.items()):
+    for (down, up, below, above), devices in sorted(groups.items()):
         names = ", ".join(devices[:MAX_LISTED]) + (f" and {len(devices) - MAX_LISTED} more" if len(devices) > MAX_LISTED else "")
         ratio = f"{down / up:.2f}:1" if up else "with no uplinks"
         yield source.diagnostic(
             path,
-            f"{names} {'is' if len(devices) == 1 else 'are'} oversubscribed {ratio} ({down}G to servers, {up}G to spines); allowed {plan.max_oversubscription:g}:1",
+            f"{names} {'is' if len(devices) == 1 else 'are'} oversubscribed {ratio} ({down}G to {below}, {up}G to {above}); allowed {plan.max_oversubscription:g}:1",
             hint="add spines or parallel uplinks, or attach fewer servers per leaf",
         )
 

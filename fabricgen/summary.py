@@ -59,19 +59,26 @@ def print_summary(plan: Plan, console: Console) -> None:
 
     if plan.transport == "roce":
         asns = _table("ASNs", "role", "ASN")
+        superspine_asns = sorted({d.asn for d in plan.devices if d.role == "superspine"})
         spine_asns = sorted({d.asn for d in plan.devices if d.role == "spine"})
         leaf_asns = sorted(d.asn for d in plan.devices if d.role == "leaf")
+        if superspine_asns:
+            asns.add_row("superspine", ", ".join(map(str, superspine_asns)))
         asns.add_row("spine", ", ".join(map(str, spine_asns)))
         if leaf_asns:
             asns.add_row("leaf", f"{leaf_asns[0]}-{leaf_asns[-1]} ({len(leaf_asns)})")
         console.print(asns)
 
-    over = _table("Oversubscription", "leaf", "to servers", "to spines", "ratio")
+    over = _table("Oversubscription", "device", "down", "up", "ratio")
     for item in plan.oversubscription:
         over.add_row(item.device, f"{item.downlink_gbps}G", f"{item.uplink_gbps}G", f"{item.ratio:.2f}:1")
-    down = sum(o.downlink_gbps for o in plan.oversubscription)
-    up = sum(o.uplink_gbps for o in plan.oversubscription)
-    over.add_row("[bold]leaf tier[/bold]", f"{down}G", f"{up}G", f"{down / up:.2f}:1" if up else "-")
+    roles = {d.name: d.role for d in plan.devices}
+    for role in ("leaf", "spine"):
+        tier = [o for o in plan.oversubscription if roles.get(o.device) == role]
+        if tier:
+            down = sum(o.downlink_gbps for o in tier)
+            up = sum(o.uplink_gbps for o in tier)
+            over.add_row(f"[bold]{role} tier[/bold]", f"{down}G", f"{up}G", f"{down / up:.2f}:1" if up else "-")
     console.print(over)
     console.print(f"allowed: {plan.max_oversubscription:g}:1")
 
