@@ -16,7 +16,7 @@ from fabricgen.cli import main
 from fabricgen.parallel import slices
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext, render_files, tidy
-from fabricgen.serialize import _one_space_indent, orjson, plan_json, to_data
+from fabricgen.serialize import orjson, plan_json, to_data
 from tests.conftest import EXAMPLES
 
 
@@ -72,9 +72,9 @@ json_values = st.recursive(
 
 @settings(max_examples=300)
 @given(json_values)
-def test_orjson_with_one_space_indent_is_the_standard_encoder(value: Any) -> None:
-    fast = _one_space_indent(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)).decode("utf-8")
-    assert fast == json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
+def test_orjson_writes_what_the_standard_encoder_writes(value: Any) -> None:
+    fast = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode("utf-8")
+    assert fast == json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 def test_plan_json_is_the_standard_encoding_of_the_plan() -> None:
@@ -82,7 +82,7 @@ def test_plan_json_is_the_standard_encoding_of_the_plan() -> None:
     data = to_data(plan)
     for item in data["oversubscription"]:
         item["ratio"] = round(item["downlink_gbps"] / item["uplink_gbps"], 4) if item["uplink_gbps"] else None
-    assert plan_json(plan) == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    assert plan_json(plan) == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def test_breakouts_and_parallel_links_on_every_tier() -> None:
