@@ -6,6 +6,7 @@ no traceback reaches the user for anything an inventory can contain.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -71,6 +72,17 @@ INVENTORY = click.argument("inventory", type=click.Path(path_type=Path))
 @click.version_option(__version__, prog_name="fabricgen")
 def main() -> None:
     """Generate AI back-end fabric configs (Arista EOS, Cisco NX-OS, OpenSM) from one YAML file."""
+    pause_garbage_collector(click.get_current_context())
+
+
+def pause_garbage_collector(ctx: click.Context) -> None:
+    """A command builds one plan of up to millions of small acyclic objects, uses it and exits;
+    Python's cyclic collector would walk them all on every full collection (at 5,000
+    switches: 2.5 of the 3 s the checks take, measured with cProfile). Collection is
+    paused for the command and resumed when it ends (CliRunner tests run in-process)."""
+    if gc.isenabled():
+        gc.disable()
+        ctx.call_on_close(gc.enable)
 
 
 @main.command()
