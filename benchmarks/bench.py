@@ -172,8 +172,9 @@ def main() -> None:
         "total s",
         "CPU s",
         "ms/switch",
+        "µs/link",
         "peak MB",
-        "re-render s",
+        "re-render s (write s)",
         "rewritten",
     )
     rows = []
