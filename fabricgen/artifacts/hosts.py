@@ -93,7 +93,7 @@ def hosts(plan: Plan, context: RenderContext) -> dict[str, str]:
     if roce is None or not plan.servers:
         return {}
     servers_prefix = next((p.prefix for p in plan.pools if p.name == "servers"), "")
-    leaves = {s.leaf for s in plan.servers}
+    leaves = {nic.leaf for s in plan.servers for nic in s.nics}  # rail attachment spreads a server over leaves
     mtu = {(d.name, i.name): i.mtu for d in plan.devices if d.name in leaves for i in d.interfaces}
     rows = [
         (
