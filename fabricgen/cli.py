@@ -206,7 +206,7 @@ def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> d
 
     from fabricgen.render import PRODUCERS, render_files
 
-    if not show:
+    if not show or context.jobs > 1:
         return render_files(plan, context)
     files: dict[str, str] = {}
     with Progress(console=err_console, transient=True) as progress:

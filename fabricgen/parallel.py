@@ -56,3 +56,36 @@ def fan_out(function: Callable[[Any, int, int], dict[str, str]], shared: Any, co
     finally:
         _TASK = None
     return merged
+
+
+_UNITS: list[Callable[[], dict[str, str]]] = []
+
+
+def _run_unit(index: int) -> dict[str, str]:
+    return _UNITS[index]()
+
+
+def run_units(units: list[Callable[[], dict[str, str]]], jobs: int, local: list[Callable[[], dict[str, str]]]) -> dict[str, str]:
+    """Run `units` in a pool of `jobs` forked workers (handed out one at a time, so a slow unit
+    does not hold up the rest) while this process runs `local` (units whose output is too big
+    to send back cheaply). Results are merged in list order, `local` first."""
+    global _UNITS
+    if jobs <= 1 or not units or "fork" not in multiprocessing.get_all_start_methods():
+        merged: dict[str, str] = {}
+        for unit in (*local, *units):
+            merged.update(unit())
+        return merged
+    _UNITS = list(units)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(units))) as pool:
+            pending = pool.map_async(_run_unit, range(len(units)), chunksize=1)
+            merged = {}
+            for unit in local:
+                merged.update(unit())
+            for result in pending.get():
+                merged.update(result)
+            pool.close()
+            pool.join()
+    finally:
+        _UNITS = []
+    return merged

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import yaml
 
 from fabricgen.catalog import platforms
 from fabricgen.model import Device, Plan
-from fabricgen.parallel import fan_out
+from fabricgen.parallel import fan_out, run_units, slices
 from fabricgen.serialize import plan_json
 from fabricgen.templating import environment
 
@@ -78,12 +79,18 @@ def device_configs(plan: Plan, context: RenderContext) -> dict[str, str]:
     """`configs/<device>.cfg`: the full startup config of every Ethernet switch.
 
     Templates are compiled here, before any fork, so `-j` workers inherit them compiled."""
+    chosen = _chosen_devices(plan, context)
+    return fan_out(_render_devices, (plan, context, chosen), len(chosen), context.jobs)
+
+
+def _chosen_devices(plan: Plan, context: RenderContext) -> tuple[Device, ...]:
+    """The Ethernet switches to render; their templates compiled (before any fork)."""
     env = environment(context.user_template_dirs)
     by_name = platforms()
     chosen = tuple(d for d in plan.devices if by_name[d.platform].transport == "roce" and context.selected(d))
     for name in sorted({d.platform for d in chosen}):
         env.get_template(f"{name}/device.j2")
-    return fan_out(_render_devices, (plan, context, chosen), len(chosen), context.jobs)
+    return chosen
 
 
 def _render_devices(shared: tuple[Plan, RenderContext, tuple[Device, ...]], start: int, stop: int) -> dict[str, str]:
@@ -179,11 +186,39 @@ _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})
 
 
 def render_files(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS) -> dict[str, str]:
+    """Every producer's files, tidied, sorted by path.
+
+    With `context.jobs` above 1 the work is spread over forked processes: device configs in
+    slices, every other producer whole, while producers whose output is too large to send back
+    (plan.json) run in this process. The result is sorted, so it is the same for any N."""
+    producers = tuple(producers)
+    if context.jobs > 1:
+        return dict(sorted(_render_parallel(plan, context, producers).items()))
     files: dict[str, str] = {}
     for producer in producers:
-        for path, text in producer(plan, context).items():
-            files[path] = text if producer in _TIDY_BY_CONSTRUCTION else tidy(text)
+        files.update(_tidied(producer, plan, context))
     return dict(sorted(files.items()))
+
+
+def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str, str]:
+    if producer in _TIDY_BY_CONSTRUCTION:
+        return producer(plan, context)
+    return {path: tidy(text) for path, text in producer(plan, context).items()}
+
+
+def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Producer, ...]) -> dict[str, str]:
+    local: list[Callable[[], dict[str, str]]] = []
+    units: list[Callable[[], dict[str, str]]] = []
+    for producer in producers:
+        if producer in _TIDY_BY_CONSTRUCTION:
+            local.append(partial(_tidied, producer, plan, context))
+        elif producer is device_configs:
+            chosen = _chosen_devices(plan, context)
+            for start, stop in slices(len(chosen), context.jobs * 2):
+                units.append(partial(_render_devices, (plan, context, chosen), start, stop))
+        else:
+            units.append(partial(_tidied, producer, plan, context))
+    return run_units(units, context.jobs, local)
 
 
 def leftovers(text: str) -> list[str]:
