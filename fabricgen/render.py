@@ -168,11 +168,15 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
             "fabricgen_fabric_interfaces": [i.name for i in device.interfaces if i.role in ("uplink", "downlink")],
             "fabricgen_roce_interfaces": [i.name for i in device.interfaces if i.roce],
         }
-        files[f"ansible/host_vars/{device.name}.yml"] = header + yaml.dump(data, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, width=200)
+        files[f"ansible/host_vars/{device.name}.yml"] = header + yaml.dump(
+            data, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, width=200
+        )
     if plan.infiniband:
         for sm in plan.infiniband.subnet_managers:
             data_sm = {"fabricgen_opensm_dir": f"opensm/{sm.host}"}
-            files[f"ansible/host_vars/{sm.host}.yml"] = header + yaml.dump(data_sm, Dumper=_DUMPER, sort_keys=True, default_flow_style=False)
+            files[f"ansible/host_vars/{sm.host}.yml"] = header + yaml.dump(
+                data_sm, Dumper=_DUMPER, sort_keys=True, default_flow_style=False
+            )
     return files
 
 
