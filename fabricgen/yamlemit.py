@@ -15,6 +15,7 @@ hold the same list or dict object twice (the producers build fresh containers pe
 
 from __future__ import annotations
 
+import contextlib
 import io
 from typing import Any
 
@@ -58,10 +59,8 @@ def _node(value: Any) -> Node:
         return ScalarNode(_NULL, "null")
     if isinstance(value, dict):
         items = list(value.items())
-        try:
+        with contextlib.suppress(TypeError):  # as the representer: mixed key types keep insertion order
             items = sorted(items)
-        except TypeError:  # as the representer: mixed key types stay in insertion order
-            pass
         return MappingNode(_MAP, [(_node(k), _node(v)) for k, v in items], flow_style=False)
     if isinstance(value, list):
         return SequenceNode(_SEQ, [_node(v) for v in value], flow_style=False)
