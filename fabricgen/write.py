@@ -50,15 +50,42 @@ def _read_manifest(out: Path) -> set[str]:
 
 def compare(out: Path, files: dict[str, str]) -> WriteSummary:
     """What writing `files` into `out` would change, without writing."""
+    return _compare(out, {safe_relative(rel): content for rel, content in files.items()})
+
+
+_CHUNK = 1 << 24
+"""Characters compared at a time: a 340 MB plan.json is never held twice as bytes."""
+
+
+def _same(path: Path, content: str) -> bool | None:
+    """Whether the file at `path` holds `content` (UTF-8); None when it cannot be read.
+
+    The size is checked first (for ASCII text the length in characters is the length in bytes),
+    then the text in chunks, so an unchanged file is read once and a changed one usually not at all."""
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if content.isascii():
+                if size != len(content):
+                    return False
+                return all(
+                    handle.read(_CHUNK) == content[start : start + _CHUNK].encode("ascii") for start in range(0, len(content), _CHUNK)
+                )
+            encoded = content.encode("utf-8")
+            return size == len(encoded) and handle.read() == encoded
+    except OSError:
+        return None
+
+
+def _compare(out: Path, files: dict[str, str]) -> WriteSummary:
     summary = WriteSummary()
+    exists = out.is_dir()
     for rel, content in sorted(files.items()):
-        target = out / safe_relative(rel)
-        try:
-            old = target.read_bytes()
-        except OSError:
+        same = _same(out / rel, content) if exists else None
+        if same is None:
             summary.added.append(rel)
-            continue
-        (summary.unchanged if old == content.encode("utf-8") else summary.changed).append(rel)
+        else:
+            (summary.unchanged if same else summary.changed).append(rel)
     summary.removed = sorted(_read_manifest(out) - set(files))
     return summary
 
@@ -67,7 +94,7 @@ def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = 
     """Make `out` hold exactly `files` (plus foreign files). With `keep_unlisted_owned`
     (used by --limit), files fabricgen wrote before and does not produce now are kept."""
     files = {safe_relative(rel): content for rel, content in files.items()}
-    summary = compare(out, files)
+    summary = _compare(out, files)
     owned_before = _read_manifest(out)
     if keep_unlisted_owned:
         summary.removed = []
@@ -75,6 +102,7 @@ def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = 
         return summary
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    made: set[str] = set()
     try:
         owned = set(files)
         if out.exists():
@@ -89,13 +117,12 @@ def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = 
                     continue
                 if is_owned:
                     owned.add(rel)
-                _link_or_copy(old, staging / rel)
+                _link_or_copy(old, staging, rel, made)
         for rel in summary.unchanged:
-            _link_or_copy(out / rel, staging / rel)
+            _link_or_copy(out / rel, staging, rel, made)
         for rel in (*summary.added, *summary.changed):
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(files[rel], encoding="utf-8", newline="\n")
+            _make_folder(staging, rel, made)
+            _write_text(staging / rel, files[rel])
         (staging / MANIFEST).write_text("".join(f"{rel}\n" for rel in sorted(owned)), encoding="utf-8")
         _swap(staging, out)
     except BaseException:
@@ -104,8 +131,25 @@ def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = 
     return summary
 
 
-def _link_or_copy(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+def _make_folder(staging: Path, rel: str, made: set[str]) -> None:
+    """Create the folder of `rel` once (18,000 files share a handful of folders)."""
+    folder = rel.rpartition("/")[0]
+    if folder not in made:
+        (staging / folder).mkdir(parents=True, exist_ok=True)
+        made.add(folder)
+
+
+def _write_text(path: Path, text: str) -> None:
+    """UTF-8 with the text's own "\n" line ends on every OS, encoded a chunk at a time so a
+    340 MB plan.json is not held twice."""
+    with path.open("wb") as handle:
+        for start in range(0, len(text), _CHUNK):
+            handle.write(text[start : start + _CHUNK].encode("utf-8"))
+
+
+def _link_or_copy(source: Path, staging: Path, rel: str, made: set[str]) -> None:
+    _make_folder(staging, rel, made)
+    target = staging / rel
     try:
         os.link(source, target)
     except OSError:
