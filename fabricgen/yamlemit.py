@@ -48,7 +48,7 @@ class _Dumper(_BASE):  # type: ignore[misc]  # PyYAML's classes are untyped
         return tag
 
 
-def _node(value: Any) -> Node:
+def _node(value: Any, sort_keys: bool) -> Node:
     if isinstance(value, str):
         return ScalarNode(_STR, value)
     if isinstance(value, bool):
@@ -59,21 +59,22 @@ def _node(value: Any) -> Node:
         return ScalarNode(_NULL, "null")
     if isinstance(value, dict):
         items = list(value.items())
-        with contextlib.suppress(TypeError):  # as the representer: mixed key types keep insertion order
-            items = sorted(items)
-        return MappingNode(_MAP, [(_node(k), _node(v)) for k, v in items], flow_style=False)
+        if sort_keys:
+            with contextlib.suppress(TypeError):  # as the representer: mixed key types keep insertion order
+                items = sorted(items)
+        return MappingNode(_MAP, [(_node(k, sort_keys), _node(v, sort_keys)) for k, v in items], flow_style=False)
     if isinstance(value, list):
-        return SequenceNode(_SEQ, [_node(v) for v in value], flow_style=False)
+        return SequenceNode(_SEQ, [_node(v, sort_keys) for v in value], flow_style=False)
     raise TypeError(f"yaml_text cannot represent {type(value).__name__}")
 
 
-def yaml_text(data: Any, width: int | None = None) -> str:
-    """`yaml.dump(data, Dumper=CSafeDumper, sort_keys=True, default_flow_style=False, width=width)`."""
+def yaml_text(data: Any, width: int | None = None, sort_keys: bool = True) -> str:
+    """`yaml.dump(data, Dumper=CSafeDumper, sort_keys=sort_keys, default_flow_style=False, width=width)`."""
     stream = io.StringIO()
-    dumper = _Dumper(stream, default_flow_style=False, width=width, sort_keys=True)
+    dumper = _Dumper(stream, default_flow_style=False, width=width, sort_keys=sort_keys)
     try:
         dumper.open()
-        dumper.serialize(_node(data))
+        dumper.serialize(_node(data, sort_keys))
         dumper.close()
     finally:
         dumper.dispose()

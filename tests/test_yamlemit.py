@@ -25,11 +25,11 @@ data = st.recursive(
 
 
 @settings(max_examples=300)
-@given(data, st.sampled_from([None, 40, 200]))
-def test_same_text_as_yaml_dump(value: Any, width: int | None) -> None:
-    expected = yaml.dump(value, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, width=width)
-    assert yaml_text(value, width=width) == expected
-    assert yaml_text(value, width=width) == expected  # the memoised resolver answers the same the second time
+@given(data, st.sampled_from([None, 40, 200]), st.booleans())
+def test_same_text_as_yaml_dump(value: Any, width: int | None, sort_keys: bool) -> None:
+    expected = yaml.dump(value, Dumper=_DUMPER, sort_keys=sort_keys, default_flow_style=False, width=width)
+    assert yaml_text(value, width=width, sort_keys=sort_keys) == expected
+    assert yaml_text(value, width=width, sort_keys=sort_keys) == expected  # the memoised resolver answers the same the second time
 
 
 def test_refuses_unknown_types() -> None:

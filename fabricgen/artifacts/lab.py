@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from fabricgen.model import Device, Interface, Model, Plan
+from fabricgen.yamlemit import yaml_text
 
 if TYPE_CHECKING:
     from fabricgen.render import RenderContext
@@ -87,9 +88,8 @@ def lab(plan: Plan, context: RenderContext) -> dict[str, str]:
         f"#   sudo containerlab deploy -t lab/{plan.name}.clab.yml\n"
         "# Images are placeholders from fabricgen's catalog: load your licensed cEOS / n9kv images under these tags.\n"
     )
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: same output, much faster
     document, left_out = topology(plan)
     if left_out:
         header += f"# {left_out} switch-to-switch link(s) left out: breakout ports the node kind does not emulate.\n"
-    body = yaml.dump(document, Dumper=dumper, sort_keys=False, default_flow_style=False, width=200)
+    body = yaml_text(document, width=200, sort_keys=False)
     return {f"lab/{plan.name}.clab.yml": header + body}
