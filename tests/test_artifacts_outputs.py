@@ -194,3 +194,29 @@ def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> No
     page = files[f"hosts/{plan.servers[0].name}.md"]
     assert "ip address" not in page and "ip route" not in page
     assert "mlnx_qos -i ${NIC1_NETDEV} --trust dscp" in page
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_cables_are_chosen_once_per_render(jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cabling plan and the BOM share one media decision per cable (RenderContext.memo), also with -j,
+    and the memo is not kept after the render."""
+    from fabricgen.artifacts import media
+    from fabricgen.render import PRODUCERS, render_files
+
+    plan = _plan("cluster-3tier")
+    calls: list[int] = []
+    real = media.cables
+
+    def counting(p: Plan) -> list[media.Cable]:
+        calls.append(1)
+        return real(p)
+
+    monkeypatch.setattr(media, "cables", counting)
+    context = RenderContext(jobs=jobs)
+    files = render_files(plan, context, PRODUCERS)
+    assert {"cabling.csv", "bom.csv"} <= files.keys()
+    assert context.memo == {}
+    if jobs == 1:  # with -j the count happens in the worker
+        assert len(calls) == 1
+    else:
+        assert files == render_files(plan, RenderContext(jobs=1), PRODUCERS)

@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.common import csv_text, metres
-from fabricgen.artifacts.media import cables
+from fabricgen.artifacts.media import Cable, cables, render_cables
 from fabricgen.model import Plan
 
 if TYPE_CHECKING:
@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 COLUMNS = ("category", "part", "length_m", "count")
 
 
-def bom_rows(plan: Plan) -> list[tuple[str, str, str, int]]:
+def bom_rows(plan: Plan, chosen: list[Cable] | None = None) -> list[tuple[str, str, str, int]]:
+    """Physical items per (category, part, length); `chosen` is `cables(plan)` when already known."""
     items: dict[tuple[str, str, str], set[tuple[str, ...]]] = defaultdict(set)
-    for cable in cables(plan):
+    for cable in cables(plan) if chosen is None else chosen:
         choice = cable.choice
         length = metres(cable.link.length_m)
         if choice.kind == "copper":
@@ -36,4 +37,4 @@ def bom_rows(plan: Plan) -> list[tuple[str, str, str, int]]:
 
 
 def bom(plan: Plan, context: RenderContext) -> dict[str, str]:
-    return {"bom.csv": csv_text(COLUMNS, bom_rows(plan))}
+    return {"bom.csv": csv_text(COLUMNS, bom_rows(plan, render_cables(plan, context)))}

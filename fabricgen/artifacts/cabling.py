@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key
-from fabricgen.artifacts.media import Cable, cables
+from fabricgen.artifacts.media import Cable, cables, render_cables
 from fabricgen.model import Plan
 
 if TYPE_CHECKING:
@@ -33,8 +33,12 @@ NETBOX_COLUMNS = (
 )
 
 
-def sorted_cables(plan: Plan) -> list[Cable]:
-    return sorted(cables(plan), key=lambda c: (natural_key(c.link.a.device), natural_key(c.link.a.interface), natural_key(c.link.z.device)))
+def sorted_cables(plan: Plan, chosen: list[Cable] | None = None) -> list[Cable]:
+    """The cables in A-device, A-port order; `chosen` is `cables(plan)` when already known."""
+    return sorted(
+        cables(plan) if chosen is None else chosen,
+        key=lambda c: (natural_key(c.link.a.device), natural_key(c.link.a.interface), natural_key(c.link.z.device)),
+    )
 
 
 def cable_label(cable: Cable) -> str:
@@ -51,7 +55,7 @@ def parts(cable: Cable) -> str:
 
 
 def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
-    rows = sorted_cables(plan)
+    rows = sorted_cables(plan, render_cables(plan, context))
     csv_rows = [
         (
             c.link.a.device,

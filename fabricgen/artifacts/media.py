@@ -10,12 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.model import Link, Model, Plan
+
+if TYPE_CHECKING:
+    from fabricgen.render import RenderContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,4 +207,15 @@ def cables(plan: Plan) -> list[Cable]:
         result.append(Cable(link, a, z, choice))
     if problems:
         raise FabricError(problems)
+    return result
+
+
+def render_cables(plan: Plan, context: RenderContext) -> list[Cable]:
+    """`cables(plan)` once per render: the cabling plan and the BOM both need every cable's media
+    choice, and the BOM used to decide them all again. Kept in the render's context (dropped
+    with it), checked against the plan it was computed for."""
+    found = context.memo.get("cables")
+    if found is None or found[0] is not plan:
+        found = context.memo["cables"] = (plan, cables(plan))
+    result: list[Cable] = found[1]
     return result
