@@ -33,8 +33,17 @@ def _cell(value: object) -> str:
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    lines.extend("| " + " | ".join(_cell(v) for v in row) + " |" for row in rows)
+    lines.extend(_row(row) for row in rows)
     return "\n".join(lines) + "\n"
+
+
+def _row(row: Sequence[object]) -> str:
+    """One table row. Fast path (the cabling table has a row per cable): join the plain texts,
+    and escape cell by cell only when the joined line shows a "|" or line break of its own."""
+    line = " | ".join(map(str, row))
+    if line.count("|") != len(row) - 1 or "\n" in line:
+        line = " | ".join(_cell(v) for v in row)
+    return f"| {line} |"
 
 
 @cache
