@@ -21,6 +21,13 @@ def _read_data(name: str) -> dict[str, Any]:
     return data
 
 
+@cache
+def catalog_section(name: str) -> Any:
+    """One top-level section of `data/catalog.yml` (`optics`, `containerlab`, `hier_config`),
+    parsed once per process, so every module reads the catalog the same way."""
+    return _read_data("catalog.yml")[name]
+
+
 def _model(name: str, entry: dict[str, Any]) -> Model:
     breakouts = {int(speed): int(count) for speed, count in entry.get("breakouts", {entry["speed"]: 1}).items()}
     breakouts.setdefault(int(entry["speed"]), 1)

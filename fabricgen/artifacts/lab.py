@@ -10,11 +10,9 @@ ports to the container's names: cEOS `eth61_1` is `Ethernet61/1`.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from fabricgen.catalog import catalog_section
 from fabricgen.model import Device, Interface, Model, Plan
 from fabricgen.yamlemit import yaml_text
 
@@ -24,8 +22,7 @@ if TYPE_CHECKING:
 
 @cache
 def lab_platforms() -> dict[str, dict[str, str]]:
-    text = resources.files("fabricgen").joinpath("data/catalog.yml").read_text(encoding="utf-8")
-    data: dict[str, dict[str, str]] = yaml.safe_load(text)["containerlab"]
+    data: dict[str, dict[str, str]] = catalog_section("containerlab")
     return data
 
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from fabricgen.catalog import catalog_section
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.model import Link, Model, Plan
 
@@ -85,8 +83,7 @@ def _medium(name: str, entry: dict[str, Any]) -> Medium:
 
 @cache
 def optics_table() -> OpticsTable:
-    text = resources.files("fabricgen").joinpath("data/catalog.yml").read_text(encoding="utf-8")
-    optics = yaml.safe_load(text)["optics"]
+    optics = catalog_section("optics")
     return OpticsTable(
         media=tuple(_medium(name, entry) for name, entry in optics["media"].items()),
         part=optics["part"],

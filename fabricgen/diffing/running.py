@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 
-import yaml
 from hier_config import Platform, WorkflowRemediation, get_hconfig
+
+from fabricgen.catalog import catalog_section
 
 
 @cache
 def hier_platforms() -> dict[str, str]:
-    text = resources.files("fabricgen").joinpath("data/catalog.yml").read_text(encoding="utf-8")
-    data: dict[str, str] = yaml.safe_load(text)["hier_config"]
+    data: dict[str, str] = catalog_section("hier_config")
     return data
 
 
