@@ -159,8 +159,24 @@ class Endpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """The media of one cable (chosen by `plan/media.py`). `cable_part` is the copper cable or
+    the fibre patch cord; `a_optic`/`z_optic` the transceivers (empty for copper). Links with the
+    same hardware, length and speed share one instance."""
+
+    medium: str
+    variant: str
+    kind: str
+    netbox_type: str
+    cable_part: str
+    a_optic: str
+    z_optic: str
+
+
+@dataclass(frozen=True, slots=True)
 class Link:
-    """One cable. A end is the lower tier (server or leaf), Z end the upper."""
+    """One cable. A end is the lower tier (server or leaf), Z end the upper. `media` is set by
+    the media pass (None only while the planner is still wiring)."""
 
     kind: str
     a: Endpoint
@@ -170,6 +186,7 @@ class Link:
     a_address: str
     z_address: str
     length_m: float
+    media: Choice | None = None
 
 
 @dataclass(frozen=True, slots=True)

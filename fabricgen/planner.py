@@ -50,6 +50,7 @@ from fabricgen.model import (
     ServerNic,
     Services,
 )
+from fabricgen.plan.passes.media import choose_media
 from fabricgen.units import length_m, size_bytes, speed_gbps
 
 TIERS = (("spines", "spine"), ("leaves", "leaf"))
@@ -625,6 +626,9 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     if transport == "infiniband":
         devices = ib_plan.pin_switch_guids(devices, doc)
         infiniband, warnings = ib_plan.build_infiniband(doc, devices, servers, source)
+    overrides = {(o["device"], o["interface"]): i for i, o in enumerate(doc["cabling"].get("overrides", []))}
+    used_model_objects = tuple(catalog[m] for m in used_models)
+    links = list(choose_media(links, devices, used_model_objects, overrides, source))
     return Plan(
         name=fabric["name"],
         description=fabric.get("description", ""),
@@ -648,7 +652,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         pools=tuple(pool_usage),
         oversubscription=tuple(oversubscription),
         max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
-        models=tuple(catalog[m] for m in used_models),
+        models=used_model_objects,
         platforms=tuple(all_platforms[p] for p in used_platforms),
         warnings=tuple(warnings),
         pods=pod_count,

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricgen.artifacts import bom, cabling, hosts, lab
-from fabricgen.artifacts.media import cables
+from fabricgen.plan.media import cage_facts, keys, link_ends
 from fabricgen.render import RenderContext
 from tests.test_artifacts_lab import _errors
 from tests.test_properties import fabrics, plan_of
@@ -41,17 +41,18 @@ def test_artifact_invariants(doc: dict[str, Any]) -> None:
     context = RenderContext()
     assert len(_rows(cabling(plan, context)["cabling.csv"])) == len(plan.links)
 
-    chosen = cables(plan)
-    fibre = [c for c in chosen if c.choice.kind == "fibre"]
-    copper = [c for c in chosen if c.choice.kind == "copper"]
+    hardware = cage_facts(plan.devices, plan.models)
+    fibre = [(link, *link_ends(link, hardware)) for link in plan.links if link.media and link.media.kind == "fibre"]
+    copper = [link for link in plan.links if link.media and link.media.kind == "copper"]
+    assert len(fibre) + len(copper) == len(plan.links)
     counts: dict[str, int] = {}
     for row in _rows(bom(plan, context)["bom.csv"]):
         counts[row["category"]] = counts.get(row["category"], 0) + int(row["count"])
         assert int(row["count"]) > 0
     assert counts.get("fibre", 0) == len(fibre)
     # Two transceivers per fibre link, less those a broken-out cage shares.
-    shared = {key for c in fibre for key, end in ((c.choice.a_key, c.a), (c.choice.z_key, c.z)) if end.shared > 1}
-    unshared = sum((c.a.shared == 1) + (c.z.shared == 1) for c in fibre)
+    shared = {key for _, a, z in fibre for key, end in zip(keys("fibre", a, z)[1:], (a, z), strict=True) if end.shared > 1}
+    unshared = sum((a.shared == 1) + (z.shared == 1) for _, a, z in fibre)
     assert counts.get("transceiver", 0) == unshared + len(shared)
     assert len(copper) >= counts.get("cable", 0) >= (1 if copper else 0)
 
