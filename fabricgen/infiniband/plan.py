@@ -15,9 +15,7 @@ from typing import Any
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.model import Device, InfinibandPlan, NodeName, Partition, Server, SubnetManager
-
-DEFAULT_GUID_PREFIX = "0x02fab00000000000"
-KIND_SPINE, KIND_LEAF, KIND_HCA, KIND_SM = 1, 2, 3, 4
+from fabricgen.plan.guids import KIND_SM, placeholder_guid
 
 MTU_CODES = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 """IBTA MTU codes (include/iba/ib_types.h)."""
@@ -25,24 +23,6 @@ RATE_CODES = {10: 3, 40: 7, 56: 12, 100: 16, 200: 17, 400: 21}
 """IBTA rate codes in Gb/s (include/iba/ib_types.h)."""
 MAX_OP_VLS = {1: 1, 2: 2, 4: 3, 8: 4}
 """OpenSM's max_op_vls is an encoding: 1 = VL0, 2 = VL0-1, 3 = VL0-3, 4 = VL0-7."""
-
-
-def placeholder_guid(prefix: str, kind: int, number: int) -> str:
-    """A deterministic stand-in GUID: prefix | kind << 28 | number << 5 (32 port numbers free)."""
-    return f"0x{int(prefix, 16) | (kind << 28) | (number << 5):016x}"
-
-
-def server_guids(doc: dict[str, Any], name: str, leaf_index: int, index: int, ports: int) -> tuple[str, tuple[str, ...]]:
-    """(node GUID, port GUIDs in NIC order) of a server's HCA: pinned in `guids:`, else placeholders."""
-    pinned = doc.get("guids", {}).get(name)
-    if pinned:
-        node = pinned["node"].lower()
-        given = [g.lower() for g in pinned.get("ports", [])]
-        # Ports not imported yet follow ibsim's convention (node + port number).
-        port_guids = tuple(given[n - 1] if n <= len(given) else f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
-        return node, port_guids
-    node = placeholder_guid(doc.get("guid_prefix", DEFAULT_GUID_PREFIX), KIND_HCA, leaf_index * 1024 + index)
-    return node, tuple(f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
 
 
 def pin_switch_guids(devices: tuple[Device, ...], doc: dict[str, Any]) -> tuple[Device, ...]:
@@ -63,7 +43,7 @@ def build_infiniband(
 ) -> tuple[InfinibandPlan, list[str]]:
     """The InfinibandPlan and its warnings; FabricError for references that resolve to nothing."""
     problems: list[Diagnostic] = []
-    prefix = doc.get("guid_prefix", DEFAULT_GUID_PREFIX)
+    prefix = doc["guid_prefix"]
     by_name = {s.name: s for s in servers}
     leaves = [d for d in devices if d.role == "leaf"]
     leaf_names = {d.name for d in leaves}
