@@ -24,7 +24,7 @@ from fabricgen.allocate import Layout, PoolTally
 from fabricgen.catalog import models_for, platforms
 from fabricgen.infiniband import plan as ib_plan
 from fabricgen.loader import SourceMap
-from fabricgen.model import Device, Oversubscription, Plan, Services
+from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
 from fabricgen.plan.guids import server_guids
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
 from fabricgen.plan.passes.cabling import apply_overrides, override_positions
@@ -34,6 +34,7 @@ from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of
+from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
 from fabricgen.units import length_m
 
@@ -144,7 +145,23 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         warnings=tuple(warnings),
         pods=tiers.pods,
         rails=attachment.rails,
+        tier_links=_tier_links(
+            (leaf_spine, per_spine, speeds.uplink),
+            (spine_superspine, per_superspine, speeds.superspine),
+            (attached, attachment.ports_per_server, speeds.server),
+        ),
+        pins=pins_of(tiers.everything, source),
+        jobs=jobs_of(doc.get("jobs") or {}, source),
     )
+
+
+def _tier_links(*stages: tuple[Wiring | Attached, int, int]) -> tuple[TierLinks, ...]:
+    """Cables per kind, for consumers that need counts (analyze, docs) without counting links."""
+    result = []
+    for stage, per_pair, speed in stages:
+        if stage.links:
+            result.append(TierLinks(stage.links[0].kind, speed, per_pair, len(stage.links)))
+    return tuple(sorted(result, key=lambda t: t.kind))
 
 
 def _by_group(nodes: Sequence[TierNode], group: str) -> dict[int, list[TierNode]]:
