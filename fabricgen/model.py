@@ -310,11 +310,6 @@ class SubnetManager:
     leaf: str
     leaf_port: int
 
-    @property
-    def guid(self) -> str:
-        """The port GUID OpenSM binds to (the name used before node and port GUIDs were split)."""
-        return self.port_guid
-
 
 @dataclass(frozen=True, slots=True)
 class Partition:

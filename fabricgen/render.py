@@ -9,33 +9,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 
+from fabricgen.artifacts import ARTIFACT_PRODUCERS
 from fabricgen.catalog import platforms
+from fabricgen.context import Producer as Producer
+from fabricgen.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
+from fabricgen.infiniband.render import opensm_files
 from fabricgen.model import Device, Plan
 from fabricgen.parallel import fan_out, run_units, slices
 from fabricgen.serialize import plan_json
 from fabricgen.templating import environment
 from fabricgen.yamlemit import yaml_text
-
-
-@dataclass(frozen=True, slots=True)
-class RenderContext:
-    """What producers may know besides the plan."""
-
-    user_template_dirs: tuple[Path, ...] = ()
-    limit: frozenset[str] | None = None
-    jobs: int = 1
-    """Processes for device configs (`render -j`); the output is the same for any value."""
-
-    def selected(self, device: Device) -> bool:
-        return self.limit is None or device.name in self.limit
-
-
-Producer = Callable[[Plan, RenderContext], dict[str, str]]
-
 
 _UNTIDY = re.compile(r"[^\S\n]\n|\n\n\n|[^\S\n]\Z")
 _ASCII_TRAILING = tuple(f"{c}\n" for c in " \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
@@ -171,9 +156,6 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
             files[f"ansible/host_vars/{sm.host}.yml"] = header + yaml_text(data_sm)
     return files
 
-
-from fabricgen.artifacts import ARTIFACT_PRODUCERS  # noqa: E402  (artifacts import RenderContext only for typing)
-from fabricgen.infiniband.render import opensm_files  # noqa: E402  (imports RenderContext only for typing)
 
 PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, ansible_host_vars, *ARTIFACT_PRODUCERS, opensm_files)
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})

@@ -99,7 +99,7 @@ def analyze(
     from fabricgen.analyze import report
     from fabricgen.analyze.job import job_settings, resolve_all
     from fabricgen.analyze.topology import TopologyError, fabric_of
-    from fabricgen.cli import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
+    from fabricgen.commands.common import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
     from fabricgen.plan.passes.sources import job_source
 
     checked = checked_plan(inventory)

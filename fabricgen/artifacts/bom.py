@@ -7,15 +7,12 @@ breakout cable) whatever the number of links it serves; each fibre link needs on
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.cabling import media
 from fabricgen.artifacts.common import csv_text, metres
+from fabricgen.context import RenderContext
 from fabricgen.model import Plan
 from fabricgen.plan.media import cage_facts, keys, link_ends
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
 
 COLUMNS = ("category", "part", "length_m", "count")
 

@@ -8,13 +8,9 @@ Markdown table shows them as columns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key
+from fabricgen.context import RenderContext
 from fabricgen.model import Choice, Link, Plan
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
 
 NETBOX_COLUMNS = (
     "side_a_device",

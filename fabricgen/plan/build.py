@@ -22,10 +22,10 @@ from typing import Any
 
 from fabricgen.allocate import Layout, PoolTally
 from fabricgen.catalog import models_for, platforms
-from fabricgen.infiniband import plan as ib_plan
 from fabricgen.loader import SourceMap
 from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
 from fabricgen.plan.guids import server_guids
+from fabricgen.plan.passes import infiniband as ib_plan
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
 from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect

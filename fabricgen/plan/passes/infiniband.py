@@ -1,7 +1,7 @@
-"""The InfiniBand part of the plan: GUIDs, subnet managers, partitions and QoS.
+"""Pass: the InfiniBand part of the plan: GUIDs, subnet managers, partitions and QoS.
 
-Called by the planner. GUIDs come from pins (`spines.nodes[].guid`, `subnet_managers[].guid`,
-the `guids:` section written by `fabricgen ib import-guids`) or are placeholders derived from
+Runs after the devices are assembled. GUIDs come from pins (`spines.nodes[].guid`,
+`subnet_managers[].guid`, the `guids:` section written by `fabricgen ib import-guids`) or are placeholders derived from
 `guid_prefix` and the node's (kind, index), so they never move when the fabric grows.
 Node and port GUIDs are kept apart: a pinned port GUID is never derived from a node GUID.
 """
