@@ -43,77 +43,13 @@ def build_infiniband(
 ) -> tuple[InfinibandPlan, list[str]]:
     """The InfinibandPlan and its warnings; FabricError for references that resolve to nothing."""
     problems: list[Diagnostic] = []
-    prefix = doc["guid_prefix"]
     by_name = {s.name: s for s in servers}
-    leaves = [d for d in devices if d.role == "leaf"]
-    leaf_names = {d.name for d in leaves}
-    pins = doc.get("guids", {})
-    per_leaf = doc["servers"]["per_leaf"] * doc["servers"]["ports_per_server"]
-
-    sms: list[SubnetManager] = []
-    taken: dict[str, int] = {}
-    dedicated = 0
-    for position, sm in enumerate(doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1"}]):
-        host, priority = sm["host"], sm.get("priority", 15)
-        server = by_name.get(host)
-        if server is not None:
-            port_guid = sm.get("guid", server.nics[0].port_guid).lower()
-            if port_guid not in {n.port_guid for n in server.nics}:
-                problems.append(
-                    source.diagnostic(("subnet_managers", position, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA")
-                )
-            sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0))
-            continue
-        dedicated += 1
-        if not leaves:
-            problems.append(source.diagnostic(("subnet_managers", position), f"no leaf to cable subnet manager {host} to"))
-            continue
-        leaf = sm.get("leaf") or (leaves[0].name if dedicated % 2 else leaves[-1].name)
-        if leaf not in leaf_names:
-            problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
-            continue
-        taken[leaf] = taken.get(leaf, 0) + 1
-        port = sm.get("port") or per_leaf + taken[leaf]
-        pin = pins.get(host, {})
-        node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
-        pinned_ports = pin.get("ports", [])
-        port_guid = (sm.get("guid") or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
-        placeholder = not (sm.get("node_guid") or pin or sm.get("guid"))
-        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port))
-
-    partitions = []
-    names = [s.name for s in servers]
-    for position, part in enumerate(doc.get("partitions", [])):
-        hosts: dict[str, None] = {}
-        for m_pos, pattern in enumerate(part["members"]):
-            matched = [pattern] if pattern in by_name else fnmatch.filter(names, pattern)
-            if not matched:
-                problems.append(
-                    source.diagnostic(
-                        ("partitions", position, "members", m_pos), f"'{pattern}' matches no server of the plan", hint="e.g. ib1-gpu01*"
-                    )
-                )
-            hosts.update(dict.fromkeys(matched))
-        member_servers = [by_name[h] for h in hosts]
-        partitions.append(
-            Partition(
-                part["name"],
-                part["pkey"],
-                part.get("membership", "full"),
-                part.get("ipoib", False),
-                part.get("mtu", 4096),
-                part.get("rate", 0),
-                part.get("sl", 0),
-                tuple(part["members"]),
-                tuple(sorted(hosts)),
-                tuple(sorted(n.port_guid for s in member_servers for n in s.nics)),
-                MTU_CODES[part.get("mtu", 4096)],
-                RATE_CODES.get(part.get("rate", 0), 0),
-            )
-        )
+    sms = _subnet_managers(doc, by_name, [d for d in devices if d.role == "leaf"], source, problems)
+    partitions = _partitions(doc, by_name, source, problems)
     if problems:
         raise FabricError(problems)
-
+    prefix = doc["guid_prefix"]
+    pins = doc.get("guids", {})
     qos = doc.get("qos", {})
     max_vls = qos.get("max_vls", 8)
     opensm = doc.get("opensm", {})
@@ -150,6 +86,88 @@ def build_infiniband(
         sminfo_polling_timeout=opensm.get("sminfo_polling_timeout", 10000),
         polling_retry_number=opensm.get("polling_retry_number", 4),
     )
+    return plan, _placeholder_warnings(devices, servers, sms, pins, prefix)
+
+
+def _subnet_managers(
+    doc: dict[str, Any], by_name: dict[str, Server], leaves: list[Device], source: SourceMap, problems: list[Diagnostic]
+) -> list[SubnetManager]:
+    """Where each OpenSM runs: on a planned server's HCA, or on a dedicated host cabled to a
+    leaf (alternately the first and the last leaf unless `leaf:` is given) after its server ports."""
+    prefix, pins = doc["guid_prefix"], doc.get("guids", {})
+    leaf_names = {d.name for d in leaves}
+    per_leaf = doc["servers"]["per_leaf"] * doc["servers"]["ports_per_server"]
+    sms: list[SubnetManager] = []
+    taken: dict[str, int] = {}
+    dedicated = 0
+    for position, sm in enumerate(doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1"}]):
+        host, priority = sm["host"], sm.get("priority", 15)
+        server = by_name.get(host)
+        if server is not None:
+            port_guid = sm.get("guid", server.nics[0].port_guid).lower()
+            if port_guid not in {n.port_guid for n in server.nics}:
+                problems.append(
+                    source.diagnostic(("subnet_managers", position, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA")
+                )
+            sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0))
+            continue
+        dedicated += 1
+        if not leaves:
+            problems.append(source.diagnostic(("subnet_managers", position), f"no leaf to cable subnet manager {host} to"))
+            continue
+        leaf = sm.get("leaf") or (leaves[0].name if dedicated % 2 else leaves[-1].name)
+        if leaf not in leaf_names:
+            problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
+            continue
+        taken[leaf] = taken.get(leaf, 0) + 1
+        port = sm.get("port") or per_leaf + taken[leaf]
+        pin = pins.get(host, {})
+        node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
+        pinned_ports = pin.get("ports", [])
+        port_guid = (sm.get("guid") or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
+        placeholder = not (sm.get("node_guid") or pin or sm.get("guid"))
+        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port))
+    return sms
+
+
+def _partitions(doc: dict[str, Any], by_name: dict[str, Server], source: SourceMap, problems: list[Diagnostic]) -> list[Partition]:
+    """Tenant partitions with their member patterns resolved to servers and port GUIDs."""
+    partitions = []
+    names = list(by_name)
+    for position, part in enumerate(doc.get("partitions", [])):
+        hosts: dict[str, None] = {}
+        for m_pos, pattern in enumerate(part["members"]):
+            matched = [pattern] if pattern in by_name else fnmatch.filter(names, pattern)
+            if not matched:
+                problems.append(
+                    source.diagnostic(
+                        ("partitions", position, "members", m_pos), f"'{pattern}' matches no server of the plan", hint="e.g. ib1-gpu01*"
+                    )
+                )
+            hosts.update(dict.fromkeys(matched))
+        member_servers = [by_name[h] for h in hosts]
+        partitions.append(
+            Partition(
+                part["name"],
+                part["pkey"],
+                part.get("membership", "full"),
+                part.get("ipoib", False),
+                part.get("mtu", 4096),
+                part.get("rate", 0),
+                part.get("sl", 0),
+                tuple(part["members"]),
+                tuple(sorted(hosts)),
+                tuple(sorted(n.port_guid for s in member_servers for n in s.nics)),
+                MTU_CODES[part.get("mtu", 4096)],
+                RATE_CODES.get(part.get("rate", 0), 0),
+            )
+        )
+    return partitions
+
+
+def _placeholder_warnings(
+    devices: tuple[Device, ...], servers: list[Server], sms: list[SubnetManager], pins: dict[str, Any], prefix: str
+) -> list[str]:
     warnings = []
     counts = (
         ("switch", sum(1 for d in devices if d.guid_is_placeholder)),
@@ -162,4 +180,4 @@ def build_infiniband(
             f"GUIDs of {', '.join(found)} node(s) are placeholders derived from guid_prefix {prefix}; "
             "import the real ones (ibnetdiscover > fabric.ibnet; fabricgen ib import-guids INVENTORY fabric.ibnet) before a change window"
         )
-    return plan, warnings
+    return warnings
