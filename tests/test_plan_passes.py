@@ -92,7 +92,7 @@ def test_asn_pins_win_and_leaves_count_across_pods() -> None:
 
 
 def _stage(per_pair: int, spines: int) -> Stage:
-    return Stage("leaf-spine", 400, per_pair, 30.0, spines * per_pair, "SPINES", "LEAVES", int(IPv4Address("10.1.0.0")), True, True)
+    return Stage("leaf-spine", 400, per_pair, 30.0, spines * per_pair, int(IPv4Address("10.1.0.0")), True, True)
 
 
 def test_connect_wires_every_lower_device_to_every_upper_one() -> None:
@@ -120,8 +120,8 @@ def test_connect_wires_every_lower_device_to_every_upper_one() -> None:
         assert int(lower) == int(upper) + 1 and int(upper) % 2 == 0
         assert link.subnet == f"{upper}/31"
     assert len({link.subnet for link in wiring.links}) == 8
-    assert {n.peer_group for n in wiring.ends["leaf1"].neighbors} == {"SPINES"}
-    assert {n.peer_group for n in wiring.ends["spine1"].neighbors} == {"LEAVES"}
+    assert {n.peer_group for n in wiring.ends["leaf1"].neighbors} == {EOS.names["peer_group_spine"]}
+    assert {n.peer_group for n in wiring.ends["spine1"].neighbors} == {EOS.names["peer_group_leaf"]}
     assert wiring.tally.used["fabric"] == 16
 
 

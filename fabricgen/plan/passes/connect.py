@@ -3,7 +3,7 @@
 Every lower device gets `per_pair` cables to every upper device of its group (a leaf to the
 spines of its pod; spine j of every pod to super-spine plane j). For each cable the pass
 decides both ports, the /31 (upper end .0, lower end .1), both interfaces and, when routed,
-both BGP neighbors. Ports: a lower device's uplinks fill its last cages (or from
+both BGP neighbors (in the peer group each end's platform names for the other tier). Ports: a lower device's uplinks fill its last cages (or from
 `first_port`), slot (upper index - 1) x per_pair + link; an upper device's downlinks fill its
 first cages, slot (lower position - 1) x per_pair + link, where the position is the leaf's
 index (leaf->spine) or the spine's pod (spine->super-spine). The /31's offset comes from the
@@ -33,9 +33,6 @@ class Stage:
     length_m: float
     uplink_slots: int
     """Uplink slots every lower device reserves: highest upper index x per_pair."""
-    upper_group: str
-    """Peer group the lower devices put the upper tier in (and the reverse below)."""
-    lower_group: str
     fabric_base: int
     """First address of the fabric pool."""
     routed: bool
@@ -94,6 +91,9 @@ def connect(
             per_cage_down = up.model.logical_ports(stage.speed)
             up_ends = ends.setdefault(up.name, Ends())
             up_mtu, up_asn, up_slot = mtu[up.platform.name], asn[up.name], (up.index - 1) * stage.per_pair - 1
+            # Peer group names are platform data: each end names the other tier's group.
+            up_group = low.platform.names[f"peer_group_{up.role}"] if stage.routed else ""
+            low_group = up.platform.names[f"peer_group_{low.role}"] if stage.routed else ""
             for link_no in range(1, stage.per_pair + 1):
                 subnet = offset(low, up, link_no)
                 tally.take("fabric", subnet, 2)
@@ -105,8 +105,8 @@ def connect(
                 low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, low_mtu, stage))
                 up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, up_mtu, stage))
                 if stage.routed:
-                    low_ends.neighbors.append(BgpNeighbor(up_addr, up_asn, up.name, up_if, stage.upper_group, f"{up.name} {up_if}"))
-                    up_ends.neighbors.append(BgpNeighbor(low_addr, low_asn, low.name, low_if, stage.lower_group, f"{low.name} {low_if}"))
+                    low_ends.neighbors.append(BgpNeighbor(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
+                    up_ends.neighbors.append(BgpNeighbor(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
                 links.append(
                     Link(
                         kind=stage.kind,
