@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import PathKey, SourceMap
 from fabricgen.model import Choice, Device, Link, Model
-from fabricgen.plan.media import OpticsTable, cage_facts, choose, link_ends, optics_table
+from fabricgen.plan.media import Hardware, OpticsTable, cage_facts, choose, link_ends, optics_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +63,9 @@ def choose_media(
     misses: dict[PathKey, _Miss] = {}
     result: list[Link] = []
     for link in links:
-        a, z = link_ends(link, hardware)
-        signature = (link.speed, link.length_m, a.form_factor, a.cage_speed, a.shared, z.form_factor, z.cage_speed, z.shared)
+        signature = _signature(link, hardware)
         if signature not in decided:
-            decided[signature] = choose(link.speed, link.length_m, a, z, table)
+            decided[signature] = choose(link.speed, link.length_m, *link_ends(link, hardware), table)
         t = decided[signature]
         if t is None:
             where = length_source(link, overrides)
@@ -77,6 +76,18 @@ def choose_media(
     if misses:
         raise FabricError([_diagnostic(where, miss, source) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
     return tuple(result)
+
+
+def _signature(link: Link, hardware: Hardware) -> tuple[object, ...]:
+    """What the rule reads of a cable: speed, length and both ends' (form factor, cage speed,
+    links per cage); the `End` objects are built only once per distinct signature."""
+    z_model, z_breakouts = hardware[link.z.device]
+    a_hardware = hardware.get(link.a.device)
+    if a_hardware is None:
+        a = (z_model.form_factor, link.speed, 1)
+    else:
+        a = (a_hardware[0].form_factor, a_hardware[0].speed, a_hardware[1].get(link.a.port, 1))
+    return (link.speed, link.length_m, *a, z_model.form_factor, z_model.speed, z_breakouts.get(link.z.port, 1))
 
 
 def _with_media(link: Link, media: Choice) -> Link:
