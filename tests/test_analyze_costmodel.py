@@ -33,7 +33,9 @@ PERFECT = Network("infiniband", line_gbps=400.0, efficiency=1.0, latency_network
 @pytest.mark.parametrize(("size", "ranks", "bandwidth"), [(1e9, 2, 1e9), (1e9, 4, 1e9), (14e9, 16, 400e9), (3.5e9, 4096, 47e9)])
 def test_ring_closed_form(size: float, ranks: int, bandwidth: float) -> None:
     assert ring_allreduce_s(size, ranks, bandwidth, 0.0) == pytest.approx(2 * (ranks - 1) / ranks * size / bandwidth)
-    assert ring_allreduce_s(size, ranks, bandwidth, 1e-5) == pytest.approx(2 * (ranks - 1) / ranks * size / bandwidth + 2 * (ranks - 1) * 1e-5)
+    assert ring_allreduce_s(size, ranks, bandwidth, 1e-5) == pytest.approx(
+        2 * (ranks - 1) / ranks * size / bandwidth + 2 * (ranks - 1) * 1e-5
+    )
     assert ring_allreduce_s(size, 1, bandwidth, 1e-5) == 0.0
 
 
@@ -157,7 +159,9 @@ def test_roce_at_400g_lands_in_the_published_band() -> None:
 def test_calibration_rows_are_quoted_in_the_docs() -> None:
     docs = (ROOT / "docs" / "analyze.md").read_text(encoding="utf-8")
     text = " ".join(docs.split())
-    assert f"the tolerance is {TOLERANCE['infiniband']:.0%} for InfiniBand and {TOLERANCE['roce']:.0%} for RoCEv2".replace("%", " %") in text
+    assert (
+        f"the tolerance is {TOLERANCE['infiniband']:.0%} for InfiniBand and {TOLERANCE['roce']:.0%} for RoCEv2".replace("%", " %") in text
+    )
 
 
 jobs = st.builds(

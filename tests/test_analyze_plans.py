@@ -13,9 +13,9 @@ import yaml
 
 from fabricgen.analyze.planview import fabric_of
 from fabricgen.analyze.topology import TopologyError, place
-from tests.conftest import EXAMPLES
 from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
+from tests.conftest import EXAMPLES
 
 
 def inventory(

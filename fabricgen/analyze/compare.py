@@ -52,7 +52,9 @@ class Paths:
         return self.util_adaptive if balancing == "adaptive" else self.util_ecmp
 
 
-def at(rj: ResolvedJob, transport: str, line_gbps: float, factor: float, job: Job | None = None, congestion: float | None = None) -> Estimate:
+def at(
+    rj: ResolvedJob, transport: str, line_gbps: float, factor: float, job: Job | None = None, congestion: float | None = None
+) -> Estimate:
     return estimate(job or rj.job, rj.network(transport, line_gbps, factor, congestion))
 
 

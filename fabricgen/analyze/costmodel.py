@@ -316,7 +316,9 @@ def estimate(job: Job, network: Network) -> Estimate:
     )
 
 
-def predicted_busbw_gbytes(servers: int, gpus_per_server: int, nics_per_server: int, nic_gbps: float, efficiency: float, nvlink_gbytes: float) -> float:
+def predicted_busbw_gbytes(
+    servers: int, gpus_per_server: int, nics_per_server: int, nic_gbps: float, efficiency: float, nvlink_gbytes: float
+) -> float:
     """nccl-tests `all_reduce_perf` bus bandwidth (GB/s) for a large message on `servers` x
     `gpus_per_server` GPUs, ring algorithm: min(NVLink per GPU, the server's NICs x efficiency).
     This is what the calibration table in docs/analyze.md compares against measurements.

@@ -149,7 +149,11 @@ def _hops(fabric: Fabric, src: IntArray, dst: IntArray, key: IntArray, routing: 
 
 def _capacities(fabric: Fabric) -> tuple[FloatArray, FloatArray]:
     """Per leaf: uplink capacity (the same cables carry the downlink); per pod: spine uplinks."""
-    leaf_cap = fabric.link_gbps[fabric.leaf_up.reshape(len(fabric.leaves), -1)].sum(axis=1) if fabric.leaf_up.size else np.zeros(len(fabric.leaves))
+    leaf_cap = (
+        fabric.link_gbps[fabric.leaf_up.reshape(len(fabric.leaves), -1)].sum(axis=1)
+        if fabric.leaf_up.size
+        else np.zeros(len(fabric.leaves))
+    )
     pod_cap = np.zeros(max(fabric.pods, 1))
     if fabric.spine_up.size:
         per_spine = fabric.link_gbps[fabric.spine_up.reshape(len(fabric.spines), -1)].sum(axis=1)
@@ -259,7 +263,9 @@ def summarise(pattern: str, routing: str, seed: int, flows: Flows, loads: Loads)
     )
 
 
-def _pattern_flows(fabric: Fabric, pattern: str, number: int, servers: int, rails: int, demand: float, runs: int, seed: int, split: int) -> Flows:
+def _pattern_flows(
+    fabric: Fabric, pattern: str, number: int, servers: int, rails: int, demand: float, runs: int, seed: int, split: int
+) -> Flows:
     if pattern == "ring":
         return ring_flows(fabric, servers, rails, demand, split=split)
     if pattern == "ring-random":

@@ -110,7 +110,7 @@ def _tier_tables(
     spine_local: IntArray,
     ss_plane: IntArray,
     ss_local: IntArray,
-) -> dict[str, IntArray]:
+) -> dict[str, Any]:
     """Link tables per tier: directed link 2i goes up link i of `links`, 2i+1 comes down it."""
     up: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
     down: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)

@@ -70,18 +70,18 @@ def _print_job(job: dict[str, Any], console: Console) -> None:
     for line in job["headline"]:
         console.print(line, markup=False)
     model = _table("Step model (planned fabric)", "quantity", "value")
-    for row in step_rows(job):
-        model.add_row(*row)
+    for quantity, value in step_rows(job):
+        model.add_row(quantity, value)
     console.print(model)
     console.print("Checklist:", style="bold")
     for line in job["checklist"]:
         console.print(f"- {line}", markup=False)
     for line in job["warnings"]:
         console.print(f"warning: {line}", style="yellow", markup=False)
-    header, rows = gap_rows(job)
+    header, cells = gap_rows(job)
     gap = _table("RoCEv2 (adaptive) throughput as % of InfiniBand", *header)
-    for row in rows:
-        gap.add_row(*row)
+    for cell_row in cells:
+        gap.add_row(*cell_row)
     console.print(gap)
     console.print("Recommendation by cluster size:", style="bold")
     for r in job["recommendation"]:
@@ -96,9 +96,19 @@ def _print_job(job: dict[str, Any], console: Console) -> None:
 
 
 def _print_simulation(sim: dict[str, Any], console: Console) -> None:
-    table = _table(f"Flow simulation ({sim['trials']} trials, seed {sim['seed']}, {sim['flows_per_nic']} flows per NIC)", "pattern", "routing", "flows", "max load", "ideal", "factor")
+    table = _table(
+        f"Flow simulation ({sim['trials']} trials, seed {sim['seed']}, {sim['flows_per_nic']} flows per NIC)",
+        "pattern",
+        "routing",
+        "flows",
+        "max load",
+        "ideal",
+        "factor",
+    )
     for r in sim["results"]:
-        table.add_row(r["pattern"], r["routing"], f"{r['flows']:,}", sig(r["max_util_mean"]), sig(r["ideal_util"]), f"x{sig(r['path_factor_mean'])}")
+        table.add_row(
+            r["pattern"], r["routing"], f"{r['flows']:,}", sig(r["max_util_mean"]), sig(r["ideal_util"]), f"x{sig(r['path_factor_mean'])}"
+        )
     console.print(table)
 
 
@@ -125,33 +135,64 @@ def markdown(result: dict[str, Any]) -> str:
     """A Markdown section for the fabric's docs."""
     lines = [f"## Will {result['fabric']} keep the GPUs busy?", ""]
     for job in result["jobs"]:
-        lines += [f"### Job {job['name']}", "", job_summary(job) + ".", ""]
-        lines += [f"**{job['headline'][0]}.**", "", job["headline"][1] + ".", ""]
-        lines += _md_table(["quantity", "value"], [list(r) for r in step_rows(job)]) + [""]
-        lines += ["Checklist:", ""] + [f"- {line}" for line in job["checklist"]] + [""]
-        lines += [f"> warning: {line}" for line in job["warnings"]] + ([""] if job["warnings"] else [])
-        header, rows = gap_rows(job)
-        lines += ["RoCEv2 (adaptive routing) throughput as a share of InfiniBand's:", ""] + _md_table(header, rows) + [""]
-        rec = [[f"{r['bucket']} ({r['gpus']:,})", f"{r['speed_gbps'] or '-'}G {r['choice']}", r["deciding"], r["reasoning"]] for r in job["recommendation"]]
-        lines += _md_table(["cluster", "choice", "decided by", "why (computed)"], rec) + [""]
-        if "simulation" in job:
-            sim = job["simulation"]
-            rows = [
-                [r["pattern"], r["routing"], str(r["flows"]), sig(r["max_util_mean"]), sig(r["ideal_util"]), f"x{sig(r['path_factor_mean'])}", f"x{sig(r['path_factor_p99'])}"]
-                for r in sim["results"]
-            ]
-            lines += [f"Flow simulation: {sim['trials']} trials, seed {sim['seed']}, {sim['flows_per_nic']} flows per NIC.", ""]
-            lines += _md_table(["pattern", "routing", "flows", "max load", "ideal", "factor", "factor p99"], rows) + [""]
-        if "compare" in job:
-            rows = [
-                [f"{r['speed_gbps']}G"]
-                + [seconds(r[k]["allreduce_s"]) if r[k] else "-" for k in ("infiniband", "roce_adaptive", "roce_ecmp")]
-                + [r["infiniband"]["verdict"], r["roce_adaptive"]["verdict"]]
-                for r in job["compare"]
-            ]
-            lines += _md_table(["speed", "InfiniBand", "RoCEv2 adaptive", "RoCEv2 ECMP", "verdict IB", "verdict RoCEv2"], rows) + [""]
-        lines += ["Model, defaults and sources: docs/analyze.md.", ""]
+        lines += _md_job(job)
     return "\n".join(lines)
+
+
+def _md_job(job: dict[str, Any]) -> list[str]:
+    lines = [f"### Job {job['name']}", "", job_summary(job) + ".", ""]
+    lines += [f"**{job['headline'][0]}.**", "", job["headline"][1] + ".", ""]
+    lines += [*_md_table(["quantity", "value"], [list(r) for r in step_rows(job)]), ""]
+    lines += ["Checklist:", "", *[f"- {line}" for line in job["checklist"]], ""]
+    lines += [f"> warning: {line}" for line in job["warnings"]] + ([""] if job["warnings"] else [])
+    header, rows = gap_rows(job)
+    lines += ["RoCEv2 (adaptive routing) throughput as a share of InfiniBand's:", "", *_md_table(header, rows), ""]
+    rec = [
+        [f"{r['bucket']} ({r['gpus']:,})", f"{r['speed_gbps'] or '-'}G {r['choice']}", r["deciding"], r["reasoning"]]
+        for r in job["recommendation"]
+    ]
+    lines += [*_md_table(["cluster", "choice", "decided by", "why (computed)"], rec), ""]
+    if "simulation" in job:
+        lines += _md_simulation(job["simulation"])
+    if "compare" in job:
+        lines += _md_compare(job["compare"])
+    return [*lines, "Model, defaults and sources: docs/analyze.md.", ""]
+
+
+def _md_simulation(sim: dict[str, Any]) -> list[str]:
+    rows = [
+        [
+            r["pattern"],
+            r["routing"],
+            str(r["flows"]),
+            sig(r["max_util_mean"]),
+            sig(r["ideal_util"]),
+            f"x{sig(r['path_factor_mean'])}",
+            f"x{sig(r['path_factor_p99'])}",
+        ]
+        for r in sim["results"]
+    ]
+    header = ["pattern", "routing", "flows", "max load", "ideal", "factor", "factor p99"]
+    return [
+        f"Flow simulation: {sim['trials']} trials, seed {sim['seed']}, {sim['flows_per_nic']} flows per NIC.",
+        "",
+        *_md_table(header, rows),
+        "",
+    ]
+
+
+def _md_compare(compare: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        [
+            f"{r['speed_gbps']}G",
+            *[seconds(r[k]["allreduce_s"]) if r[k] else "-" for k in ("infiniband", "roce_adaptive", "roce_ecmp")],
+            r["infiniband"]["verdict"],
+            r["roce_adaptive"]["verdict"],
+        ]
+        for r in compare
+    ]
+    header = ["speed", "InfiniBand", "RoCEv2 adaptive", "RoCEv2 ECMP", "verdict IB", "verdict RoCEv2"]
+    return [*_md_table(header, rows), ""]
 
 
 __all__ = ["TITLES", "markdown", "print_report"]

@@ -224,7 +224,14 @@ def analyse_job(fabric: Fabric, rj: ResolvedJob, options: Options) -> dict[str, 
             "roce_share_of_infiniband": [[_num(c) for c in cells] for _, cells in cmp.gap_table(rj, placement.line_gbps, paths)],
         },
         "recommendation": [
-            {"bucket": r.bucket, "gpus": r.gpus, "choice": r.choice, "speed_gbps": r.speed, "deciding": r.deciding, "reasoning": r.reasoning}
+            {
+                "bucket": r.bucket,
+                "gpus": r.gpus,
+                "choice": r.choice,
+                "speed_gbps": r.speed,
+                "deciding": r.deciding,
+                "reasoning": r.reasoning,
+            }
             for r in cmp.recommend(rj, paths)
         ],
     }
