@@ -70,8 +70,9 @@ def test_without_jobs_the_flags_make_one(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir()))
 def test_every_example_answers_within_80_columns(example: str) -> None:
-    """Rails and three tiers included; the planned fabric's answer comes first."""
-    result = run(str(EXAMPLES / example), "--trials", "4")
+    """Rails and three tiers included; the planned fabric's answer comes first. (The 4,096-GPU
+    three-tier example skips its 4 M-flow simulation here; test_analyze_ecmp simulates three tiers.)"""
+    result = run(str(EXAMPLES / example), "--trials", "4", *(["--no-simulate"] if example == "cluster-3tier" else []))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     job_line = next(i for i, line in enumerate(lines) if line.startswith("job cli:"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -178,3 +179,43 @@ def test_rail_ring_stays_on_its_rail_leaf(tmp_path: Path) -> None:
     assert inside.utilisation.sum() == 0.0
     across = ecmp.route(fabric, ecmp.ring_flows(fabric, 8, 2, 400.0), "ftree", 1, np.random.default_rng(0))
     assert across.crossing.tolist() == [4.0]  # 2 unit boundaries x 2 rails
+
+
+def small_three_tier() -> dict[str, Any]:
+    """2 pods x (2 leaves + 2 spines), spine j of each pod in plane j with 2 super-spines,
+    4 x 400G from each leaf to each spine and 2 x 800G from each spine to each super-spine."""
+    doc = inventory(name="t3", spines=2, leaves=2, per_spine=4, per_leaf=2, ports_per_server=4)
+    doc["spines"]["model"] = "arista-7060x6-64pe"
+    doc["pods"] = {"count": 2}
+    doc["leaves"]["name"] = "t3-p{pod}-leaf{index:02d}"
+    doc["spines"]["name"] = "t3-p{pod}-spine{index:02d}"
+    doc["superspines"] = {
+        "count": 2,
+        "model": "arista-7060x6-64pe",
+        "platform": "eos",
+        "name": "t3-ss{plane}-{index:02d}",
+        "per_spine": 2,
+        "speed": "800G",
+    }
+    doc["bgp"] = {"superspine_asn": 4200000001, "spine_asn": 4200000101, "leaf_asn": 4200001001}
+    doc["addressing"]["fabric"] = "10.64.0.0/12"  # slots for growth across pods
+    return doc
+
+
+def test_three_tier_paths(tmp_path: Path) -> None:
+    """A ring over both pods: the pod boundary crosses leaf -> spine -> super-spine -> spine ->
+    leaf (four hops, one per tier); ftree's destination-based choice spreads the 4 rail flows
+    of each boundary over distinct links, ECMP collides, ideal balancing is the reference."""
+    fabric = fabric_of(plan_of(tmp_path, small_three_tier()))
+    assert (fabric.tiers, fabric.pods) == (3, 2)
+    assert fabric.spine_up.shape == (4, 2, 2) and fabric.ss_down.shape == (4, 2, 2)
+    flows = ecmp.ring_flows(fabric, 8, 4, 400.0)
+    ftree = ecmp.route(fabric, flows, "ftree", 1, np.random.default_rng(0))
+    # 4 leaf boundaries x 4 rails leave their leaf; 2 of the boundaries also leave the pod.
+    assert ftree.crossing.tolist() == [16.0]
+    spine_up = fabric.spine_up.ravel()
+    assert ftree.utilisation[0][spine_up].sum() * 800 / 400 == 8.0  # 2 pod boundaries x 4 rails, one hop each
+    hashed = ecmp.route(fabric, flows, "ecmp", 64, np.random.default_rng(1))
+    assert hashed.utilisation.max(axis=1).mean() > ftree.utilisation.max()
+    results = ecmp.simulate(fabric, 8, 4, 400.0, trials=8, seed=1, split=2)
+    assert {r.pattern for r in results} == set(ecmp.PATTERNS)

@@ -157,9 +157,14 @@ def checklist(rj: ResolvedJob, est: Estimate, paths: cmp.Paths, transport: str) 
     busy = min(1.0, paths.util_adaptive * rj.efficiency[transport] / max(paths.adaptive, 1.0))
     verdict = "under" if busy <= cmp.UTILISATION_CEILING else "over"
     lines.append(f"fabric uplinks during the all-reduce: {busy:.0%} of capacity (busiest leaf or pod), {verdict} the 70% ceiling")
-    bigger = cmp.at(rj, transport, rj.placement.line_gbps, factor or 1.0, replace(job, params=job.params * 2))
+    twice = replace(job, params=job.params * 2)
+    bigger = cmp.at(rj, transport, rj.placement.line_gbps, factor or 1.0, twice)
     fits = "fits" if bigger.hidden else "does not fit"
-    lines.append(f"a 2x model ({count(job.params * 2)}): all-reduce {seconds(bigger.allreduce_s)}, {fits} under the backward pass")
+    memory = "fits" if twice.memory_bytes_per_gpu <= job.gpu_memory_gb * 1e9 else "does not fit"
+    lines.append(
+        f"a 2x model ({count(twice.params)}): all-reduce {seconds(bigger.allreduce_s)}, {fits} under the backward pass; "
+        f"{sig(twice.memory_bytes_per_gpu / 1e9)} GB per GPU {memory} in {sig(job.gpu_memory_gb)} GB"
+    )
     return lines
 
 
