@@ -219,3 +219,27 @@ def test_three_tier_paths(tmp_path: Path) -> None:
     assert hashed.utilisation.max(axis=1).mean() > ftree.utilisation.max()
     results = ecmp.simulate(fabric, 8, 4, 400.0, trials=8, seed=1, split=2)
     assert {r.pattern for r in results} == set(ecmp.PATTERNS)
+
+
+def test_pxn_keeps_all_to_all_on_the_rails(tmp_path: Path) -> None:
+    """Rail-optimised unit of 4 servers x 2 rails: with PXN every all-to-all flow stays on its
+    rail leaf; without it, half of each NIC's flows go to the other rail, over the spines."""
+    doc = inventory(spines=2, leaves=2, per_spine=8, per_leaf=4, ports_per_server=2)
+    doc["servers"].update({"attachment": "rail", "rails": 2})
+    fabric = fabric_of(plan_of(tmp_path, doc))
+    with_pxn = ecmp.route(fabric, ecmp.all_to_all_flows(fabric, 4, 2, 400.0), "ftree", 1, np.random.default_rng(0))
+    assert with_pxn.crossing.tolist() == [0.0]
+    flows = ecmp.all_to_all_flows(fabric, 4, 2, 400.0, pxn=False)
+    assert flows.count == 4 * 3 * 2 * 2 and flows.demand_gbps == pytest.approx(400.0 / 6)
+    without = ecmp.route(fabric, flows, "ftree", 1, np.random.default_rng(0))
+    assert without.crossing.tolist() == [24.0]
+
+
+def test_oversubscription_slows_the_ring(tmp_path: Path) -> None:
+    """One server of 8 x 400G per leaf and 2 x 400G up (4:1): the leaf boundary of the ring puts
+    8 x 400G on 800G of uplinks, so even ideal balancing runs at a quarter (path factor 4)."""
+    fabric = fabric_of(plan_of(tmp_path, inventory(spines=2, leaves=4, per_spine=1, per_leaf=1, max_ratio=4.0)))
+    assert fabric.leaf_share.tolist() == [0.25] * 4
+    (ring,) = ecmp.simulate(fabric, 4, 8, 400.0, trials=1, patterns=("ring",), routings=("ftree",), split=2)
+    assert ring.ideal_util == pytest.approx(4.0)
+    assert ring.adaptive_factor == pytest.approx(4.0)

@@ -59,6 +59,7 @@ OVERRIDES = (
     ("nccl.channels_per_nic", "--channels-per-nic", click.IntRange(min=1, max=64), "NCCL ring channels per NIC"),
     ("nccl.qps_per_connection", "--qps-per-connection", click.IntRange(min=1, max=128), "NCCL_IB_QPS_PER_CONNECTION"),
     ("nccl.sharp", "--sharp/--no-sharp", bool, "In-network reduction (SHARP) on InfiniBand"),
+    ("nccl.pxn", "--pxn/--no-pxn", bool, "PXN: all-to-all via the GPU on the destination's rail"),
 )
 
 

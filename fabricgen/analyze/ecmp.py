@@ -66,13 +66,19 @@ def ring_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, ord
     return _flows(fabric, src, dst, demand_gbps, split)
 
 
-def all_to_all_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, split: int = 1) -> Flows:
-    """Every server to every other on every rail (mixture-of-experts dispatch with PXN: NCCL moves
-    data over NVLink to the GPU on the destination's rail first); each GPU splits its NIC rate
-    over its servers-1 peers."""
+def all_to_all_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, split: int = 1, pxn: bool = True) -> Flows:
+    """Every GPU to every GPU of every other server (mixture-of-experts dispatch). With PXN
+    (NCCL's default) the data first moves over NVLink to the GPU on the destination's rail, so
+    each flow stays on its rail: NIC r to NIC r, the NIC rate split over servers-1 peers. Without
+    PXN, NIC r sends to every rail r' of the peer: rails x (servers-1) flows per NIC, and on a
+    rail-optimised fabric most of them cross the spines."""
     ports = fabric.job_ports(servers, rails)
     src, dst = np.nonzero(~np.eye(servers, dtype=bool))
-    return _flows(fabric, ports[src].ravel(), ports[dst].ravel(), demand_gbps / max(servers - 1, 1), split)
+    if pxn:
+        return _flows(fabric, ports[src].ravel(), ports[dst].ravel(), demand_gbps / max(servers - 1, 1), split)
+    src_ports = np.repeat(ports[src], rails, axis=1).ravel()
+    dst_ports = np.tile(ports[dst], (1, rails)).ravel()
+    return _flows(fabric, src_ports, dst_ports, demand_gbps / max((servers - 1) * rails, 1), split)
 
 
 def ftree_two_tier(fabric: Fabric, src_leaf: IntArray, dst_leaf: IntArray, key: IntArray) -> tuple[IntArray, IntArray, IntArray]:
@@ -264,7 +270,7 @@ def summarise(pattern: str, routing: str, seed: int, flows: Flows, loads: Loads)
 
 
 def _pattern_flows(
-    fabric: Fabric, pattern: str, number: int, servers: int, rails: int, demand: float, runs: int, seed: int, split: int
+    fabric: Fabric, pattern: str, number: int, servers: int, rails: int, demand: float, runs: int, seed: int, split: int, pxn: bool
 ) -> Flows:
     if pattern == "ring":
         return ring_flows(fabric, servers, rails, demand, split=split)
@@ -272,7 +278,7 @@ def _pattern_flows(
         placement = np.random.default_rng([seed, number, 0])
         order = np.argsort(placement.random((runs, servers)), axis=1).astype(np.int64)
         return ring_flows(fabric, servers, rails, demand, order, split)
-    return all_to_all_flows(fabric, servers, rails, demand, split)
+    return all_to_all_flows(fabric, servers, rails, demand, split, pxn)
 
 
 def simulate(
@@ -286,6 +292,7 @@ def simulate(
     split: int = 1,
     patterns: tuple[str, ...] = PATTERNS,
     routings: tuple[str, ...] = ROUTINGS,
+    pxn: bool = True,
 ) -> list[SimResult]:
     """Every pattern under each routing on the job's first `servers` servers.
 
@@ -298,8 +305,9 @@ def simulate(
             continue
         runs = min(trials, ALL_TO_ALL_TRIALS) if pattern == "all-to-all" else trials
         if pattern == "all-to-all":
-            runs = max(1, min(runs, MAX_FLOW_TRIALS // max(servers * (servers - 1) * rails * split, 1)))
-        flows = _pattern_flows(fabric, pattern, number, servers, rails, demand_gbps, runs, seed, split)
+            per_trial = servers * (servers - 1) * rails * split * (1 if pxn else rails)
+            runs = max(1, min(runs, MAX_FLOW_TRIALS // max(per_trial, 1)))
+        flows = _pattern_flows(fabric, pattern, number, servers, rails, demand_gbps, runs, seed, split, pxn)
         for routing in routings:
             deterministic = routing == "ftree" and flows.src_leaf.ndim == 1
             loads = route(fabric, flows, routing, 1 if deterministic else runs, np.random.default_rng([seed, number, 1]))

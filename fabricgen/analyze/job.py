@@ -43,6 +43,7 @@ FLAGS = {
     "nccl.channels_per_nic": "--channels-per-nic",
     "nccl.qps_per_connection": "--qps-per-connection",
     "nccl.sharp": "--sharp",
+    "nccl.pxn": "--pxn",
 }
 
 
@@ -58,6 +59,7 @@ class ResolvedJob:
     channels_per_nic: int
     qps_per_connection: int
     sharp: bool
+    pxn: bool
     congestion: float
     roce_load_balancing: str
 
@@ -178,6 +180,7 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
         channels_per_nic=int(nccl["channels_per_nic"]),
         qps_per_connection=int(nccl["qps_per_connection"]),
         sharp=bool(nccl["sharp"]),
+        pxn=bool(nccl["pxn"]),
         congestion=float(settings["congestion"]),
         roce_load_balancing=str(settings["roce_load_balancing"]),
     )

@@ -60,7 +60,11 @@ def print_report(result: dict[str, Any], console: Console) -> None:
     if result["superspines"]:
         tiers += f", {result['superspines']} super-spines"
     rails = f", {result['rails']} rails per unit" if result["rails"] else ""
-    console.print(f"[bold]{result['fabric']}[/bold] ({result['transport']}, {tiers}, {result['servers']} servers{rails})")
+    over = result["oversubscription"]
+    ratios = f"leaf {sig(over['leaf'])}:1" + (f", spine {sig(over['spine'])}:1" if result["superspines"] else "")
+    console.print(
+        f"[bold]{result['fabric']}[/bold] ({result['transport']}, {tiers}, {result['servers']} servers{rails}; oversubscription {ratios})"
+    )
     for job in result["jobs"]:
         _print_job(job, console)
 

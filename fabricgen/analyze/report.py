@@ -91,7 +91,7 @@ def paths_of(fabric: Fabric, rj: ResolvedJob, options: Options) -> tuple[cmp.Pat
     runs: list[ecmp.SimResult] = []
     ecmp_ring = None
     if options.simulate:
-        runs = ecmp.simulate(*args, trials=options.trials, seed=options.seed, split=rj.flows_per_nic)
+        runs = ecmp.simulate(*args, trials=options.trials, seed=options.seed, split=rj.flows_per_nic, pxn=rj.pxn)
         ecmp_ring = next(r for r in runs if r.pattern == "ring" and r.routing == "ecmp")
     paths = cmp.Paths(
         ftree=det.path_factor_mean,
@@ -214,7 +214,12 @@ def analyse_job(fabric: Fabric, rj: ResolvedJob, options: Options) -> dict[str, 
             "efficiency": rj.efficiency,
             "latency_us": rj.latency_us,
             "jitter_us": rj.jitter_us,
-            "nccl": {"channels_per_nic": rj.channels_per_nic, "qps_per_connection": rj.qps_per_connection, "sharp": rj.sharp},
+            "nccl": {
+                "channels_per_nic": rj.channels_per_nic,
+                "qps_per_connection": rj.qps_per_connection,
+                "sharp": rj.sharp,
+                "pxn": rj.pxn,
+            },
             "congestion": rj.congestion,
             "roce_load_balancing": rj.roce_load_balancing,
         },
@@ -271,6 +276,10 @@ def analyse(name: str, fabric: Fabric, jobs: list[ResolvedJob], options: Options
         "superspines": len(fabric.superspines),
         "servers": fabric.servers,
         "rails": fabric.rails,
+        "oversubscription": {
+            "leaf": _num(1 / float(fabric.leaf_share.min())) if len(fabric.leaf_share) else 1.0,
+            "spine": _num(1 / float(fabric.spine_share.min())) if len(fabric.spine_share) else 1.0,
+        },
         "jobs": [analyse_job(fabric, job, options) for job in jobs],
     }
 
