@@ -46,11 +46,6 @@ class Paths:
             return self.ftree
         return self.adaptive if balancing == "adaptive" else self.ecmp
 
-    def util(self, transport: str, balancing: str) -> float | None:
-        if transport == "infiniband":
-            return self.util_ftree
-        return self.util_adaptive if balancing == "adaptive" else self.util_ecmp
-
 
 def at(
     rj: ResolvedJob, transport: str, line_gbps: float, factor: float, job: Job | None = None, congestion: float | None = None

@@ -214,11 +214,6 @@ class Estimate:
         return self.backward_s / self.allreduce_s if self.allreduce_s else math.inf
 
     @property
-    def ratio(self) -> float:
-        """Communication / computation."""
-        return self.allreduce_s / self.compute_s if self.compute_s else math.inf
-
-    @property
     def exposed_overlap_s(self) -> float:
         """All-reduce time left over when it overlaps the backward pass (bucketed, as DDP does)."""
         return max(0.0, self.allreduce_s - self.backward_s)

@@ -18,7 +18,6 @@ from fabricgen.analyze.costmodel import Estimate
 from fabricgen.analyze.job import ResolvedJob
 from fabricgen.analyze.topology import Fabric
 
-ROUTING_OF = {"roce": "ecmp", "infiniband": "ftree"}
 CALIBRATED_NIC_GBPS = (100, 200, 400)
 CALIBRATED_EFFICIENCY = (0.75, 0.98)
 
@@ -131,6 +130,8 @@ def planned(fabric: Fabric, rj: ResolvedJob, paths: cmp.Paths) -> dict[str, Any]
         span, how = high, "static ECMP and adaptive routing alike"
     if roce_ecmp is None:
         how = "adaptive routing; static ECMP not simulated"
+    if rj.sharp:
+        how += "; InfiniBand with SHARP, which RoCEv2 lacks"
     lines.append(f"RoCEv2 on this fabric reaches {span} of InfiniBand's all-reduce throughput ({how})")
     return {
         "headline": lines,
