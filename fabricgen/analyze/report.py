@@ -196,6 +196,7 @@ def analyse_job(fabric: Fabric, rj: ResolvedJob, options: Options) -> dict[str, 
     answer = planned(fabric, rj, paths)
     est: Estimate = answer.pop("estimate")
     nic = placement.line_gbps / placement.nics_per_gpu
+    gap = cmp.gap_table(rj, placement.line_gbps, paths)
     result: dict[str, Any] = {
         "name": job.name,
         "inputs": {
@@ -230,9 +231,9 @@ def analyse_job(fabric: Fabric, rj: ResolvedJob, options: Options) -> dict[str, 
         "checklist": checklist(rj, est, paths, fabric.transport),
         "warnings": warnings(rj, nic),
         "gap": {
-            "gpus": [g for g, _ in cmp.gap_table(rj, placement.line_gbps, paths)],
+            "gpus": [g for g, _ in gap],
             "loads": list(cmp.GAP_LOADS),
-            "roce_share_of_infiniband": [[_num(c) for c in cells] for _, cells in cmp.gap_table(rj, placement.line_gbps, paths)],
+            "roce_share_of_infiniband": [[_num(c) for c in cells] for _, cells in gap],
         },
         "recommendation": [
             {
