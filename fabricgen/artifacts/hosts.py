@@ -131,15 +131,23 @@ fi
 """
 
 
-def hosts(plan: Plan, context: RenderContext) -> dict[str, str]:
-    """`hosts.csv` and `hosts/apply.sh` for a RoCE fabric with servers; nothing otherwise."""
+def host_rows(plan: Plan) -> dict[tuple[str, str], tuple[object, ...]]:
+    """(server, nic) -> its hosts.csv row, in plan order; `fabricgen diff` compares these."""
     roce = plan.roce
-    if roce is None or not plan.servers:
+    if roce is None:
         return {}
     servers_prefix = next((p.prefix for p in plan.pools if p.name == "servers"), "")
     leaves = {nic.leaf for s in plan.servers for nic in s.nics}  # rail attachment spreads a server over leaves
     mtu = {(d.name, i.name): i.mtu for d in plan.devices if d.name in leaves for i in d.interfaces}
-    rows = (
-        nic_row(server, nic, roce, mtu[(nic.leaf, nic.leaf_interface)], servers_prefix) for server in plan.servers for nic in server.nics
-    )
-    return {"hosts.csv": csv_text(COLUMNS, rows), "hosts/apply.sh": APPLY_SCRIPT}
+    return {
+        (server.name, f"nic{nic.nic}"): nic_row(server, nic, roce, mtu[(nic.leaf, nic.leaf_interface)], servers_prefix)
+        for server in plan.servers
+        for nic in server.nics
+    }
+
+
+def hosts(plan: Plan, context: RenderContext) -> dict[str, str]:
+    """`hosts.csv` and `hosts/apply.sh` for a RoCE fabric with servers; nothing otherwise."""
+    if plan.roce is None or not plan.servers:
+        return {}
+    return {"hosts.csv": csv_text(COLUMNS, host_rows(plan).values()), "hosts/apply.sh": APPLY_SCRIPT}
