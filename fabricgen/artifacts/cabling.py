@@ -109,7 +109,7 @@ def _section_key(name: str) -> tuple[int, int]:
     >>> sorted(["plane2", "pod10", "pod2", "plane1"], key=_section_key)
     ['pod2', 'pod10', 'plane1', 'plane2']
     """
-    return (0 if name.startswith("pod") else 1, int(name.lstrip("podplane")))
+    return (0 if name.startswith("pod") else 1, int(name.removeprefix("pod").removeprefix("plane")))
 
 
 def sections(plan: Plan, rows: list[Cable]) -> dict[str, list[Cable]]:

@@ -14,7 +14,6 @@ from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import resolve_inventory_path
 from fabricgen.pipeline import Checked, load_and_plan
 
-
 INSTEAD = "compare two files instead: fabricgen diff OLD/fabric.yml NEW/fabric.yml"
 
 
