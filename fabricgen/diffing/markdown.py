@@ -12,7 +12,7 @@ from __future__ import annotations
 from fabricgen.diffing.inventory import PlanDiff
 
 BUDGET = 60_000
-"""Characters of config diffs in one summary (GitHub refuses comments over 65,536)."""
+"""Characters of one summary, config diffs included (GitHub refuses comments over 65,536)."""
 OPEN_ITEMS = 20
 """Lists up to this long are shown open; longer ones are folded."""
 LISTED = 100
@@ -66,7 +66,8 @@ def _same_change(diff: PlanDiff) -> list[tuple[list[str], str]]:
     return [(names, diff.config_diffs[names[0]]) for names in groups.values()]
 
 
-def _configs(diff: PlanDiff) -> str:
+def _configs(diff: PlanDiff, budget: int) -> str:
+    """Config diffs, folded, until `budget` characters; the rest named with their size."""
     if not diff.config_diffs:
         return ""
     parts = [f"**Device configs** ({len(diff.config_diffs)})\n\n"]
@@ -78,7 +79,7 @@ def _configs(diff: PlanDiff) -> str:
         others = ", ".join(names[1 : LISTED + 1]) + (f" and {len(names) - LISTED - 1} more" if len(names) > LISTED + 1 else "")
         body = f"```diff\n{text}```" + (f"\n\nSame change on: {others}" if len(names) > 1 else "")
         folded = _fold(f"{who} +{added} -{removed}", body)
-        if used + len(folded) > BUDGET:
+        if used + len(folded) > budget:
             left.extend(f"{name} (+{added} -{removed})" for name in names)
             continue
         used += len(folded)
@@ -87,7 +88,9 @@ def _configs(diff: PlanDiff) -> str:
         parts.append(
             _fold(
                 f"{len(left)} more config diffs not shown (comment size limit)",
-                "Run `fabricgen diff` locally for these:\n\n" + "".join(f"- `{item}`\n" for item in left[:LISTED]),
+                "Run `fabricgen diff` locally for these:\n\n"
+                + "".join(f"- `{item}`\n" for item in left[:LISTED])
+                + (f"- ... and {len(left) - LISTED} more\n" if len(left) > LISTED else ""),
             )
         )
     return "".join(parts)
@@ -111,6 +114,6 @@ def markdown_report(diff: PlanDiff, title: str) -> str:
         _items("Cables added", diff.cables_added),
         _items("Cables removed", diff.cables_removed),
         _items("Cables changed", diff.cables_changed),
-        _configs(diff),
     ]
-    return "".join(sections)
+    text = "".join(sections)
+    return text + _configs(diff, BUDGET - len(text) - 8_000)
