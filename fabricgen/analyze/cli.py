@@ -23,12 +23,17 @@ class CountType(click.ParamType[str, Any]):
     name = "count"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from fabricgen.units import normalise_count
+
+        canonical, why = normalise_count(str(value))
+        if why:
+            self.fail(why, param, ctx)
         try:
-            if parse_count(str(value)) <= 0:
+            if parse_count(canonical) <= 0:
                 raise ValueError("must be more than 0")
         except ValueError as exc:
             self.fail(f"{value!r}: {exc} (pattern {COUNT_PATTERN})", param, ctx)
-        return str(value)
+        return canonical
 
 
 POSITIVE = click.FloatRange(min=0, min_open=True)
@@ -101,12 +106,12 @@ def analyze(
     from fabricgen.analyze.topology import TopologyError, fabric_of
     from fabricgen.cli import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
     from fabricgen.loader import load_inventory, resolve_inventory_path
-    from fabricgen.schema import apply_defaults
+    from fabricgen.schema import apply_defaults, normalise_units
 
     checked = checked_plan(inventory)
     plan = checked.plan
     document = load_inventory(inventory, str(resolve_inventory_path(inventory)))
-    doc = apply_defaults(document.data)
+    doc = apply_defaults(normalise_units(document.data, document.source)[0])
     given = {
         key.replace("__", "."): (int(value) if key == "bytes_per_gradient" else value)
         for key, value in overrides.items()
