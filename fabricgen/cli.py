@@ -97,17 +97,86 @@ def validate(inventory: Path) -> None:
 @main.command()
 @INVENTORY
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def plan(inventory: Path, output_format: str) -> None:
-    """Show the expanded plan of INVENTORY: a summary, or the whole plan as JSON."""
+@click.option(
+    "--grow-to",
+    "grow_to",
+    metavar="TARGET",
+    help="Size pools and check ports for a target: '12 leaves', '8192 gpus' or '16 pods' (a bare number counts leaves)",
+)
+def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
+    """Show the expanded plan of INVENTORY: a summary with growth headroom per pool and tier,
+    or the whole plan as JSON."""
+    from fabricgen.growth import parse_target
+
+    target = None
+    if grow_to is not None:
+        try:
+            target = parse_target(grow_to)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--grow-to") from None
     checked = checked_plan(inventory)
     if output_format == "json":
         from fabricgen.serialize import plan_json
 
         sys.stdout.write(plan_json(checked.plan))
         return
-    from fabricgen.summary import print_summary
+    from fabricgen.summary import print_growth, print_summary
 
-    print_summary(checked.plan, Console(highlight=False))
+    console = Console(highlight=False)
+    print_summary(checked.plan, console)
+    print_growth(checked.plan, run_stage(lambda: _defaults_applied(inventory)), console, target)
+
+
+def _defaults_applied(inventory: Path) -> dict[str, object]:
+    """The inventory as the planner reads it (units normalised, defaults filled in)."""
+    from fabricgen.loader import load_inventory, resolve_inventory_path
+    from fabricgen.schema import apply_defaults, normalise_units
+
+    document = load_inventory(inventory, str(resolve_inventory_path(inventory)))
+    return apply_defaults(normalise_units(document.data, document.source)[0])
+
+
+@main.command()
+@click.argument("inventory", type=click.Path(path_type=Path), required=False)
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def models(inventory: Path | None, output_format: str) -> None:
+    """List the hardware catalog: model names to use in `model:`, with vendor, ports, speeds,
+    breakouts and platforms. With INVENTORY, its own `models:` are listed too (and win)."""
+    from fabricgen.catalog import builtin_models, models_for
+
+    catalog = builtin_models()
+    if inventory is not None:
+        from fabricgen.loader import load_inventory, resolve_inventory_path
+        from fabricgen.schema import normalise_units
+
+        document = run_stage(lambda: load_inventory(inventory, str(resolve_inventory_path(inventory))))
+        own = normalise_units(document.data, document.source)[0].get("models") or {}
+        catalog = run_stage(lambda: models_for(own))
+    if output_format == "json":
+        rows = [
+            {
+                "name": m.name,
+                "vendor": m.vendor,
+                "ports": m.ports,
+                "speed": f"{m.speed}G",
+                "form_factor": m.form_factor,
+                "breakouts": {f"{speed}G": count for speed, count in m.breakouts.items()},
+                "platforms": list(m.platforms),
+                "description": m.description,
+            }
+            for m in catalog.values()
+        ]
+        click.echo(json.dumps(rows, indent=1, sort_keys=True))
+        return
+    from rich.table import Table
+
+    table = Table(title="Hardware catalog (fabricgen/data/catalog.yml)", title_justify="left", header_style="bold")
+    for column in ("name", "vendor", "ports", "form factor", "breakouts (logical ports per cage)", "platforms"):
+        table.add_column(column, justify="right" if column == "ports" else "left", no_wrap=column == "name")
+    for m in catalog.values():
+        breakouts = ", ".join(f"{count} x {speed}G" for speed, count in sorted(m.breakouts.items(), reverse=True))
+        table.add_row(m.name, m.vendor, f"{m.ports} x {m.speed}G", m.form_factor, breakouts, ", ".join(m.platforms))
+    Console(highlight=False).print(table)
 
 
 @main.command()
