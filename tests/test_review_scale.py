@@ -108,6 +108,7 @@ def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
         "configs/pod1-leaf01.cfg",
         "ansible/host_vars/pod1-leaf01.yml",
         "hosts.csv",
+        ".fabricgen-manifest",
         "README.md",
         "cabling.md",
         "cabling/pod1.md",
@@ -120,7 +121,7 @@ def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
         attrs.setdefault(path.removeprefix("build/pod1/"), {})[name] = value
     for bulk in ("plan.json", "plan/pod1-leaf01.json", "plan-devices.json", "cabling.csv", "lab/pod1.clab.yml"):
         assert attrs[bulk] == {"linguist-generated": "true", "diff": "unset"}, bulk
-    for collapsed in ("configs/pod1-leaf01.cfg", "ansible/host_vars/pod1-leaf01.yml", "hosts.csv"):
+    for collapsed in ("configs/pod1-leaf01.cfg", "ansible/host_vars/pod1-leaf01.yml", "hosts.csv", ".fabricgen-manifest"):
         assert attrs[collapsed]["linguist-generated"] == "true" and attrs[collapsed]["diff"] != "unset", collapsed
     for read in ("README.md", "cabling.md", "cabling/pod1.md", "bom.csv"):
         assert attrs[read]["linguist-generated"] in ("unspecified", "false") and attrs[read]["diff"] != "unset", read

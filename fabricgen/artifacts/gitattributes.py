@@ -30,6 +30,7 @@ RULES = (
     ("ansible/**", "linguist-generated=true"),
     ("configs/**", "linguist-generated=true"),
     ("opensm/**", "linguist-generated=true"),
+    (".fabricgen-manifest", "linguist-generated=true"),
 )
 """(pattern, attributes); a later line wins over an earlier one for the same file."""
 

@@ -57,9 +57,12 @@ def _stat(text: str) -> tuple[int, int]:
 
 def _same_change(diff: PlanDiff) -> list[tuple[list[str], str]]:
     """Config diffs grouped by their body (the hunks without the file names): a policy change
-    makes the same edit on hundreds of switches, and a reviewer reads it once."""
+    makes the same edit on hundreds of switches, and a reviewer reads it once. Changes to
+    existing switches come first: a new switch's whole config matters less in review than
+    the edits to the ones carrying traffic."""
+    new = set(diff.devices_added)
     groups: dict[str, list[str]] = {}
-    for name in sorted(diff.config_diffs):
+    for name in sorted(diff.config_diffs, key=lambda n: (n in new, n)):
         text = diff.config_diffs[name]
         body = text.split("\n", 2)[2] if text.count("\n") >= 2 else text
         groups.setdefault(body, []).append(name)
