@@ -213,3 +213,11 @@ def test_the_documented_ci_job_runs_its_summary_command(tmp_path: Path) -> None:
     assert "### fabricgen diff: pod1 (origin/main -> working tree)" in summary
     assert "- `roce.dscp.data: 26 -> 24`" in summary
     assert "### fabricgen diff: pod2 (origin/main -> working tree)\n\nNo differences." in summary
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_repository_path_in_the_shell_examples_exists(page: Path) -> None:
+    """ansible-playbook lines and the rest: `playbooks/deploy.yml`, `inventories/...` are real."""
+    for block in _shell_blocks(page.read_text(encoding="utf-8")):
+        for word in re.findall(r"(?<![\w./{$-])((?:inventories|playbooks|schemas|benchmarks)/[\w./-]+)", block):
+            assert (ROOT / word.rstrip(".")).exists(), f"{page.name}: {word} does not exist"
