@@ -261,7 +261,7 @@ def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable
             found = source.diagnostic(
                 ("subnet_managers", positions[sm.host], "host"),
                 f"the SM runs on server {sm.host}, whose port becomes a full member of every partition (SELF=full): tenants are not isolated from it",
-                hint="run the SM on a dedicated host (subnet_managers[].leaf)",
+                hint=_dedicated_sm_hint(plan),
             )
             yield dataclasses.replace(found, severity=Severity.WARNING)
     for device in plan.devices:
@@ -278,11 +278,12 @@ def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable
             for sm in ib.subnet_managers:
                 if sm.leaf == device.name and not sm.server and (sm.leaf_port in used or sm.leaf_port > device.ports_total):
                     what = "is taken by a server or an uplink" if sm.leaf_port in used else f"does not exist ({device.ports_total} ports)"
-                    yield source.diagnostic(
-                        ("subnet_managers", positions[sm.host]),
-                        f"subnet manager {sm.host}: port {sm.leaf_port} of {device.name} {what}",
-                        hint="set subnet_managers[].leaf/port to a free port, or run the SM on a server (host: <server name>)",
-                    )
+                    if sm.leaf_port == device.ports_total + 1:
+                        what = f"has no free port ({device.ports_total} ports, all used by servers and uplinks)"
+                        message = f"subnet manager {sm.host}: {device.name} {what}"
+                    else:
+                        message = f"subnet manager {sm.host}: port {sm.leaf_port} of {device.name} {what}"
+                    yield source.diagnostic(("subnet_managers", positions[sm.host]), message, hint=_sm_port_hint(plan))
         elif device.role == "spine":
             down = sum(1 for i in device.interfaces if i.role == "downlink")
             if down > device.ports_total:
@@ -291,6 +292,50 @@ def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable
                     f"{device.name} ({device.model}, radix {device.ports_total}) would need {down} leaf-facing ports: a two-tier fat tree of radix {device.ports_total} holds at most {device.ports_total} leaf links per spine",
                     hint="use fewer leaves or uplinks.per_spine, or a three-tier fabric",
                 )
+
+
+def _free_leaf_ports(plan: Plan) -> dict[str, list[int]]:
+    """Leaf name -> ports no server, uplink or dedicated SM host uses."""
+    ib = plan.infiniband
+    taken: dict[str, set[int]] = defaultdict(set)
+    for sm in ib.subnet_managers if ib else ():
+        if not sm.server:
+            taken[sm.leaf].add(sm.leaf_port)
+    free = {}
+    for device in plan.devices:
+        if device.role == "leaf":
+            used = {i.port for i in device.interfaces} | taken[device.name]
+            ports = [p for p in range(1, device.ports_total + 1) if p not in used]
+            if ports:
+                free[device.name] = ports
+    return free
+
+
+def _sm_port_hint(plan: Plan) -> str:
+    """Where a dedicated SM host can go, or, when no leaf has a free port, the SM-on-a-server way."""
+    free = _free_leaf_ports(plan)
+    server = plan.servers[0].name if plan.servers else "<server name>"
+    if free:
+        leaf, ports = sorted(free.items())[0]
+        return (
+            f"free leaf ports: {', '.join(f'{n} {p[0]}' for n, p in sorted(free.items())[:4])}; "
+            f"set subnet_managers[].leaf/port (e.g. leaf: {leaf}, port: {ports[0]}), or run the SM on a server (host: {server})"
+        )
+    return (
+        f"no leaf has a free port: run the SM on a server's HCA (host: {server}; ib verify accepts it), "
+        "or lower servers.per_leaf / uplinks to free a port for a dedicated host"
+    )
+
+
+def _dedicated_sm_hint(plan: Plan) -> str:
+    free = _free_leaf_ports(plan)
+    if free:
+        leaf, ports = sorted(free.items())[0]
+        return f"to isolate tenants from the SM, run it on a dedicated host on a free leaf port (subnet_managers[]: leaf: {leaf}, port: {ports[0]})"
+    return (
+        "no leaf has a free port for a dedicated SM host; to isolate tenants from the SM, lower servers.per_leaf "
+        "or the uplinks by one on a leaf and give the SM that port (subnet_managers[].leaf/port); otherwise keep it on the server"
+    )
 
 
 def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:

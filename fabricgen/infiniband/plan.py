@@ -45,6 +45,17 @@ def server_guids(doc: dict[str, Any], name: str, leaf_index: int, index: int, po
     return node, tuple(f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
 
 
+def first_free_port(leaf: Device, taken: set[int]) -> int:
+    """The lowest port of `leaf` no server, uplink or earlier SM host uses; one past the last
+    port when none is free (the checks then say the leaf is full).
+
+    Counting from the planned interfaces, not from servers.per_leaf x ports_per_server: on a
+    rail-optimised fabric a leaf carries one port per server, whatever each server's NIC count.
+    """
+    used = {i.port for i in leaf.interfaces} | taken
+    return next((port for port in range(1, leaf.ports_total + 1) if port not in used), leaf.ports_total + 1)
+
+
 def pin_switch_guids(devices: tuple[Device, ...], doc: dict[str, Any]) -> tuple[Device, ...]:
     """Apply the `guids:` section to switches without a node pin."""
     pins = doc.get("guids", {})
@@ -68,10 +79,9 @@ def build_infiniband(
     leaves = [d for d in devices if d.role == "leaf"]
     leaf_names = {d.name for d in leaves}
     pins = doc.get("guids", {})
-    per_leaf = doc["servers"]["per_leaf"] * doc["servers"]["ports_per_server"]
 
     sms: list[SubnetManager] = []
-    taken: dict[str, int] = {}
+    taken: dict[str, set[int]] = {}
     dedicated = 0
     for position, sm in enumerate(doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1"}]):
         host, priority = sm["host"], sm.get("priority", 15)
@@ -92,8 +102,8 @@ def build_infiniband(
         if leaf not in leaf_names:
             problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
             continue
-        taken[leaf] = taken.get(leaf, 0) + 1
-        port = sm.get("port") or per_leaf + taken[leaf]
+        port = sm.get("port") or first_free_port(next(d for d in leaves if d.name == leaf), taken.get(leaf, set()))
+        taken.setdefault(leaf, set()).add(port)
         pin = pins.get(host, {})
         node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
         pinned_ports = pin.get("ports", [])

@@ -87,6 +87,14 @@ def _pkeys(sim: Simulation, lid: int) -> set[int] | None:
     return {int(v, 16) for v in re.findall(r"0x[0-9a-fA-F]{4}\b", result.stdout)} - {0}
 
 
+def _shown(problems: list[str], limit: int = 16) -> list[str]:
+    """The first `limit` problems of each kind (P_Key tables first, then the file), and a count."""
+    tables = [p for p in problems if "P_Keys" in p][:limit]
+    files = [p for p in problems if "P_Keys" not in p][:limit]
+    rest = len(problems) - len(tables) - len(files)
+    return tables + files + ([f"... {rest} more"] if rest > 0 else [])
+
+
 def _fmt(keys: set[int] | None) -> str:
     return "no answer" if keys is None else " ".join(f"0x{k:04x}" for k in sorted(keys)) or "none"
 
@@ -105,7 +113,7 @@ def check_partition_tables(
     ib = plan.infiniband
     assert ib is not None
     fabric_ports = {p.port_guid for n in found.nodes.values() if n.kind == "ca" for p in n.ports.values() if p.port_guid}
-    bad = file_problems(plan, rendered, fabric_ports)
+    bad: list[str] = []
     wanted = expected_pkeys(plan, sm)
     name_of = {n.port_guid: s.name for s in plan.servers for n in s.nics} | {s.port_guid: s.host for s in ib.subnet_managers}
     guids = sorted(fabric_ports | set(wanted))
@@ -117,6 +125,7 @@ def check_partition_tables(
             bad.append(f"unplanned port {guid} has P_Keys {_fmt(have)}")
         elif have != want:
             bad.append(f"{name_of.get(guid, guid)} ({guid}): P_Keys {_fmt(have)}, planned {_fmt(want)}")
+    bad += file_problems(plan, rendered, fabric_ports)
     evidence = [f"P_Key tables of {len(guids)} HCA port(s) read back, {len(ib.partitions)} tenant partition(s)"]
     for part in ib.partitions:
         key = 0x8000 | part.pkey if part.membership == "full" else part.pkey
@@ -132,4 +141,4 @@ def check_partition_tables(
         if ok
         else f"{len(bad)} problem(s) with partition membership"
     )
-    report.add(Check("partitions", ok, summary, evidence + bad[:16] + ([f"... {len(bad) - 16} more"] if len(bad) > 16 else []), hints))
+    report.add(Check("partitions", ok, summary, evidence + _shown(bad), hints))
