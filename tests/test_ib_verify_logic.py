@@ -1,0 +1,111 @@
+"""The parts of `ib verify` that need no simulator: which HCA ports get traced, how LFT dumps
+and partition files are read, which P_Keys each port must hold, where SM hosts are cabled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from fabricgen.cli import main
+from fabricgen.infiniband.verify import _pairs
+from fabricgen.infiniband.verify_partitions import expected_pkeys, file_problems
+from fabricgen.infiniband.verify_routing import parse_lfts
+from fabricgen.pipeline import load_and_plan
+from tests.ib_helpers import RAIL_SM_ON_SERVER, write_inventory
+
+LEAF_ATTACHED_8_NICS = """\
+fabric: {name: n8, transport: infiniband}
+spines: {count: 4, model: nvidia-qm9700, name: "n8-spine{index:02d}"}
+leaves: {count: 8, model: nvidia-qm9700, name: "n8-leaf{index:02d}"}
+uplinks: {per_spine: 8}
+servers: {per_leaf: 4, ports_per_server: 8, name: "n8-gpu{leaf_index:02d}{index:02d}"}
+subnet_managers:
+  - {host: n8-gpu0101, priority: 15}
+"""
+
+
+def test_traced_pairs_cover_every_nic_not_only_the_first(tmp_path: Path) -> None:
+    """With 8 NICs per server on one leaf, tracing only NIC 1 hits one spine (ftree gives the
+    n-th port of every leaf the same spine): 'spines used: 1/4' came from that sample."""
+    plan = load_and_plan(write_inventory(tmp_path, LEAF_ATTACHED_8_NICS)).plan
+    pairs = _pairs(plan, 64)
+    nic_of = {n.port_guid: n.nic for s in plan.servers for n in s.nics}
+    assert {nic_of[p[4]] for p in pairs} == set(range(1, 9))
+    assert {nic_of[p[1]] for p in pairs} == set(range(1, 9))
+    assert all(p[2] != p[5] for p in pairs)
+
+
+def test_rail_pairs_use_each_nics_own_leaf(tmp_path: Path) -> None:
+    plan = load_and_plan(write_inventory(tmp_path, RAIL_SM_ON_SERVER)).plan
+    leaf_of = {n.port_guid: n.leaf for s in plan.servers for n in s.nics}
+    pairs = _pairs(plan, 16)
+    assert len(pairs) == 16
+    assert all(leaf_of[p[1]] == p[2] and leaf_of[p[4]] == p[5] and p[2] != p[5] for p in pairs)
+
+
+def test_master_sm_port_on_a_server_is_full_member_of_every_partition(tmp_path: Path) -> None:
+    plan = load_and_plan(write_inventory(tmp_path, RAIL_SM_ON_SERVER)).plan
+    assert plan.infiniband is not None
+    master = plan.infiniband.subnet_managers[0]
+    wanted = expected_pkeys(plan, master)
+    assert wanted[master.port_guid] == {0xFFFF, 0x8101, 0x8102}
+    other_port = plan.servers[0].nics[1].port_guid  # same server, not the SM's port: as planned (limited in t1)
+    assert wanted[other_port] == {0x7FFF, 0x0101}
+
+
+def test_member_guid_typo_in_partitions_conf_is_named(tmp_path: Path) -> None:
+    plan = load_and_plan(write_inventory(tmp_path, RAIL_SM_ON_SERVER)).plan
+    assert plan.infiniband is not None
+    real = plan.infiniband.partitions[1].port_guids[0]
+    typo = real[:-1] + ("0" if real[-1] != "0" else "1")
+    text = f"Default=0x7fff : ALL_CAS=limited, SELF=full ;\nt1=0x0101 : {', '.join(plan.infiniband.partitions[0].port_guids)} ;\n"
+    text += f"t2=0x0102, defmember=full : {', '.join([typo, *plan.infiniband.partitions[1].port_guids[1:]])}, SELF=full ;\n"
+    fabric = {n.port_guid for s in plan.servers for n in s.nics}
+    problems = file_problems(plan, text, fabric)
+    assert f"t2: {typo} is in partitions.conf but not a planned member" in problems
+    assert f"t2: member {typo} is not an HCA port of the fabric (OpenSM skips it)" in problems
+    assert any(p.startswith("t2: planned member ibr-su1-gpu05") and real in p for p in problems)
+    assert len(problems) == 3
+
+
+def test_parse_lfts_reads_ca_destinations_per_switch() -> None:
+    text = (
+        "Unicast lids [0x0-0x8] of switch DR path slid 0; dlid 0; 0,1 guid 0x0000000000000aa1 (leaf1):\n"
+        "  Lid  Out   Destination\n"
+        "0x0002 021 : (Switch portguid 0x0000000000000bb1: 'spine1')\n"
+        "0x0006 001 : (Channel Adapter portguid 0x0000000000000c01: 'h1 HCA-1')\n"
+        "0x0007 022 : (Channel Adapter portguid 0x0000000000000c02: 'h2 HCA-1')\n"
+        "8 valid lids dumped \n"
+    )
+    assert parse_lfts(text) == {"0x0000000000000aa1": [(1, "0x0000000000000c01"), (22, "0x0000000000000c02")]}
+
+
+def test_dedicated_sm_takes_the_first_free_rail_leaf_port(tmp_path: Path) -> None:
+    text = RAIL_SM_ON_SERVER.split("subnet_managers:")[0] + "oversubscription: {max_ratio: 1.2}\n"
+    plan = load_and_plan(write_inventory(tmp_path, text)).plan
+    assert plan.infiniband is not None
+    sm = plan.infiniband.subnet_managers[0]
+    used = {i.port for i in plan.device("ibr-leaf01").interfaces}
+    assert len(used) == 8 + 8  # 8 servers (one NIC each on this rail leaf) and 8 uplinks, 40 ports
+    assert sm.leaf == "ibr-leaf01"
+    assert sm.leaf_port == min(set(range(1, 41)) - used)
+
+
+def test_full_rail_leaf_hint_leads_to_an_sm_on_a_server(tmp_path: Path) -> None:
+    """Before: 'port 257 of ... (64 ports)' and, for an SM on a server, a hint back to a dedicated host."""
+    text = """\
+fabric: {name: ibr, transport: infiniband}
+spines: {count: 4, model: nvidia-qm9700, name: "ibr-spine{index:02d}"}
+leaves: {count: 8, model: nvidia-qm9700, name: "ibr-leaf{index:02d}"}
+uplinks: {per_spine: 8}
+servers: {attachment: rail, per_leaf: 32, ports_per_server: 8, rails: 8, name: "ibr-su{unit}-gpu{index:02d}"}
+"""
+    result = CliRunner().invoke(main, ["validate", str(write_inventory(tmp_path, text))])
+    assert result.exit_code == 2
+    assert "subnet manager ibr-sm1: ibr-leaf01 has no free port (64 ports, all used by servers and uplinks)" in result.output
+    assert "run the SM on a server's HCA (host: ibr-su1-gpu01; ib verify accepts it)" in result.output
+    fixed = write_inventory(tmp_path, text + "subnet_managers:\n  - {host: ibr-su1-gpu01, priority: 15}\n")
+    result = CliRunner().invoke(main, ["validate", str(fixed)])
+    assert result.exit_code == 0, result.output
+    assert "no leaf has a free port for a dedicated SM host" not in result.output  # no partitions: no isolation warning
