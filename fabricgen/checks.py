@@ -243,6 +243,7 @@ def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
     yield from _ib_fat_tree(plan, doc, source)
     yield from _ib_guids(plan, doc, source)
     yield from _ib_qos(plan, doc, source)
+    yield from _ib_isolated_hosts(plan, source)
     for message in plan.warnings:
         yield Diagnostic(message, "guid_prefix", source.file, *source.locate(()), severity=Severity.WARNING)
 
@@ -362,6 +363,25 @@ def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Di
     for name in sorted(set(doc.get("guids", {})) - known):
         found = source.diagnostic(
             ("guids", name), f"'{name}' is not a switch, server or SM host of the plan: its GUIDs are not used", key=True
+        )
+        yield dataclasses.replace(found, severity=Severity.WARNING)
+
+
+def _ib_isolated_hosts(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
+    """Hosts in no tenant while Default is limited: limited members talk only to full members
+    (opensm(8), PARTITION CONFIGURATION), so these hosts reach the SM and nothing else."""
+    ib = plan.infiniband
+    assert ib is not None
+    if ib.default_membership != "limited":
+        return
+    in_tenant = {h for p in ib.partitions for h in p.hosts}
+    alone = [s.name for s in plan.servers if s.name not in in_tenant]
+    if alone:
+        found = source.diagnostic(
+            ("default_partition", "membership") if ("default_partition",) in source.values else ("partitions",),
+            f"{len(alone)} server(s) in no tenant partition and only limited members of Default ({', '.join(alone[:4])}"
+            f"{' ...' if len(alone) > 4 else ''}): limited members cannot talk to each other, only to full members such as the SM",
+            hint="add them to a partition, or set default_partition.membership: full",
         )
         yield dataclasses.replace(found, severity=Severity.WARNING)
 

@@ -109,3 +109,20 @@ servers: {attachment: rail, per_leaf: 32, ports_per_server: 8, rails: 8, name: "
     result = CliRunner().invoke(main, ["validate", str(fixed)])
     assert result.exit_code == 0, result.output
     assert "no leaf has a free port for a dedicated SM host" not in result.output  # no partitions: no isolation warning
+
+
+def test_hosts_in_no_tenant_with_a_limited_default_are_warned(tmp_path: Path) -> None:
+    text = """\
+fabric: {name: iso, transport: infiniband}
+spines: {count: 2, model: nvidia-qm8790, name: "iso-spine{index:02d}"}
+leaves: {count: 2, model: nvidia-qm8790, name: "iso-leaf{index:02d}"}
+uplinks: {per_spine: 4}
+servers: {per_leaf: 6, ports_per_server: 1, name: "iso-gpu{leaf_index:02d}{index:02d}"}
+partitions:
+  - {name: t1, pkey: 0x0101, members: ["iso-gpu01*"]}
+"""
+    result = CliRunner().invoke(main, ["validate", str(write_inventory(tmp_path, text))])
+    assert result.exit_code == 0, result.output
+    assert "6 server(s) in no tenant partition and only limited members of Default (iso-gpu0201," in result.output
+    full = write_inventory(tmp_path, text + "default_partition: {membership: full}\n")
+    assert "in no tenant partition" not in CliRunner().invoke(main, ["validate", str(full)]).output
