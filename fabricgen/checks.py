@@ -386,6 +386,44 @@ def _ib_isolated_hosts(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
         yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
+CREDIT_BYTES = 64
+"""VL arbitration weights count 64-byte credits (IBTA Vol. 1 §7.6.9; MLNX_OFED manual, OpenSM QoS)."""
+
+
+def _vlarb_pairs(table: str) -> list[tuple[int, int]]:
+    return [(int(vl), int(weight)) for vl, weight in (pair.split(":") for pair in table.split(",") if pair)]
+
+
+def _ib_vlarb_warnings(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
+    """Weights that cannot work as written, and a high-priority table that serves default VLs
+    before the tenants' VLs."""
+    ib = plan.infiniband
+    assert ib is not None
+    mtu = max((p.mtu for p in ib.partitions), default=4096)
+    packet = mtu // CREDIT_BYTES
+    for key, table in (("vlarb_high", ib.qos_vlarb_high), ("vlarb_low", ib.qos_vlarb_low)):
+        small = [f"VL{vl}:{weight}" for vl, weight in _vlarb_pairs(table) if 0 < weight < packet]
+        if small:
+            found = source.diagnostic(
+                ("qos", key),
+                f"weights {', '.join(small)} are below {packet} credits, one {mtu}-byte packet: a packet in flight is always "
+                f"completed, so every weight from 1 to {packet} sends exactly one packet per turn and these weights have no effect",
+                hint=f"use multiples of {packet} (e.g. {packet} and {2 * packet} for a 1:2 share)",
+            )
+            yield dataclasses.replace(found, severity=Severity.WARNING)
+    tenant_vls = {ib.qos_sl2vl[p.sl] for p in ib.partitions if p.sl}
+    high = {vl for vl, weight in _vlarb_pairs(ib.qos_vlarb_high) if weight}
+    ahead = sorted(high - tenant_vls)
+    if tenant_vls and ahead and not tenant_vls <= high:
+        found = source.diagnostic(
+            ("qos", "vlarb_high"),
+            f"the high-priority table serves VL(s) {', '.join(map(str, ahead))} before the tenant VL(s) "
+            f"{', '.join(map(str, sorted(tenant_vls - high)))} of the low table",
+            hint="leave qos.vlarb_high unset (every weight 0) or list the tenant VLs there",
+        )
+        yield dataclasses.replace(found, severity=Severity.WARNING)
+
+
 def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
     ib = plan.infiniband
     assert ib is not None
@@ -400,6 +438,8 @@ def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diag
             yield source.diagnostic(("qos", key), f"{table} names a VL not below qos.max_vls {ib.qos_max_vls}")
         if any(int(pair.split(":")[1]) > 255 for pair in table.split(",") if pair):
             yield source.diagnostic(("qos", key), f"{table}: a weight is above 255")
+    if ib.qos_enabled:
+        yield from _ib_vlarb_warnings(plan, source)
     for position, part in enumerate(ib.partitions):
         if "sl" not in doc.get("partitions", [])[position]:
             continue

@@ -64,6 +64,8 @@ def test_example_passes() -> None:
     assert "ftree ranked the 4 planned spines as roots, no ftree errors" in text
     assert "all 4 spines carry leaf-to-leaf routes" in text
     assert "SL2VL [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]" in text
+    assert "ib1-gpu0101: low VL arbitration 0:64, 1:128, 2:64," in text  # qos.vlarb_low of the example
+    assert "ib1-gpu0101: high VL arbitration empty (every weight 0)" in text
     assert "MASTER on ib1-sm1" in text
     assert "ib1-sm2 (0x02fab00040000041): priority 14, SMState 2 (STANDBY)" in text
 

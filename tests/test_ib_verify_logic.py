@@ -126,3 +126,36 @@ partitions:
     assert "6 server(s) in no tenant partition and only limited members of Default (iso-gpu0201," in result.output
     full = write_inventory(tmp_path, text + "default_partition: {membership: full}\n")
     assert "in no tenant partition" not in CliRunner().invoke(main, ["validate", str(full)]).output
+
+
+QOS = """\
+fabric: {name: q, transport: infiniband}
+spines: {count: 2, model: nvidia-qm8790, name: "q-spine{index:02d}"}
+leaves: {count: 2, model: nvidia-qm8790, name: "q-leaf{index:02d}"}
+uplinks: {per_spine: 4}
+servers: {per_leaf: 6, ports_per_server: 1, name: "q-gpu{leaf_index:02d}{index:02d}"}
+default_partition: {membership: full}
+partitions:
+  - {name: t1, pkey: 0x0101, members: ["q-gpu01*"], sl: 1}
+"""
+
+
+def test_default_high_priority_table_is_empty(tmp_path: Path) -> None:
+    """OpenSM's own default high table (0:4) would serve VL0 before the tenant's VL1."""
+    inventory = write_inventory(tmp_path, QOS + "qos: {enabled: true, max_vls: 4}\n")
+    result = CliRunner().invoke(main, ["render", str(inventory), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 0, result.output
+    conf = (tmp_path / "out" / "opensm" / "q-sm1" / "opensm.conf").read_text()
+    assert "qos_vlarb_high 0:0,1:0,2:0,3:0\n" in conf
+    assert "qos_vlarb_low 0:64,1:64,2:64,3:64\n" in conf
+    assert "VL arbitration" not in result.output and "high-priority table" not in result.output
+
+
+def test_ineffective_weights_and_vl0_ahead_of_tenants_are_warned(tmp_path: Path) -> None:
+    inventory = write_inventory(tmp_path, QOS + "qos: {enabled: true, max_vls: 4, vlarb_high: '0:4', vlarb_low: '0:32,1:64,2:0,3:128'}\n")
+    result = CliRunner().invoke(main, ["validate", str(inventory)])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "qos.vlarb_low: weights VL0:32 are below 64 credits, one 4096-byte packet" in out
+    assert "qos.vlarb_high: weights VL0:4 are below 64 credits" in out
+    assert "the high-priority table serves VL(s) 0 before the tenant VL(s) 1 of the low table" in out

@@ -159,7 +159,9 @@ def build_infiniband(
         qos_enabled=qos.get("enabled", False),
         qos_max_vls=max_vls,
         qos_sl2vl=tuple(qos.get("sl2vl") or [sl % max_vls for sl in range(16)]),
-        qos_vlarb_high=qos.get("vlarb_high", "0:4"),
+        # An empty high-priority table (every weight 0): OpenSM's built-in "0:4" would serve VL0,
+        # the default traffic, before every tenant VL in the low table (opensm(8), QOS CONFIGURATION).
+        qos_vlarb_high=qos.get("vlarb_high") or ",".join(f"{vl}:0" for vl in range(max_vls)),
         qos_vlarb_low=qos.get("vlarb_low") or ",".join(f"{vl}:64" for vl in range(max_vls)),
         guid_prefix=prefix,
         no_fallback=doc.get("routing", {}).get("no_fallback", False),

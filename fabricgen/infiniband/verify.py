@@ -602,12 +602,15 @@ def _check_qos(report: Report, plan: Plan, sim: Simulation, lids: dict[str, int]
             evidence.append(f"{label}: SL2VL {rows[0]} on {len(rows)} input port(s)")
     if server and server.nics[0].port_guid in lids:
         result = sim.diag("smpquery", "vlarb", str(lids[server.nics[0].port_guid]), timeout=30)
-        low = _vlarb_low(result.stdout)
-        planned = [(int(a), int(b)) for a, b in (pair.split(":") for pair in ib.qos_vlarb_low.split(","))]
-        if low[: len(planned)] != planned:
-            bad.append(f"{server.name}: low VL arbitration {low} (planned {planned})")
-        else:
-            evidence.append(f"{server.name}: low VL arbitration {ib.qos_vlarb_low}")
+        for table, text in (("low", ib.qos_vlarb_low), ("high", ib.qos_vlarb_high)):
+            found = _vlarb(result.stdout, table)
+            planned = [(int(a), int(b)) for a, b in (pair.split(":") for pair in text.split(",")) if int(b)]
+            if found[: len(planned)] != planned:
+                bad.append(f"{server.name}: {table} VL arbitration {found} (planned {planned})")
+            else:
+                evidence.append(
+                    f"{server.name}: {table} VL arbitration {', '.join(f'{v}:{w}' for v, w in found) or 'empty (every weight 0)'}"
+                )
     ok = not bad and bool(targets)
     report.add(
         Check(
@@ -620,8 +623,17 @@ def _check_qos(report: Report, plan: Plan, sim: Simulation, lids: dict[str, int]
     )
 
 
-def _vlarb_low(text: str) -> list[tuple[int, int]]:
-    section = text.split("# Low priority VL Arbitration Table:", 1)[-1].split("# High priority", 1)[0]
+def _vlarb(text: str, table: str) -> list[tuple[int, int]]:
+    """(VL, weight) entries with a weight of a `smpquery vlarb` table ("low" or "high").
+
+    >>> _vlarb("# Low priority VL Arbitration Table:\\nVL    : |0x0 |0x1 |\\nWEIGHT: |0x40|0x0 |\\n"
+    ...        "# High priority VL Arbitration Table:\\nVL    : |0x0 |\\nWEIGHT: |0x4 |\\n", "low")
+    [(0, 64)]
+    """
+    marker = "# Low priority VL Arbitration Table:" if table == "low" else "# High priority VL Arbitration Table:"
+    section = text.split(marker, 1)[-1] if marker in text else ""
+    if table == "low":
+        section = section.split("# High priority", 1)[0]
     vls = re.findall(r"0x([0-9a-fA-F]+)", section.split("WEIGHT:", 1)[0])
     weights = re.findall(r"0x([0-9a-fA-F]+)", section.split("WEIGHT:", 1)[-1]) if "WEIGHT:" in section else []
     return [(int(v, 16), int(w, 16)) for v, w in zip(vls, weights, strict=False) if int(w, 16)]
