@@ -603,13 +603,13 @@ def _check_qos(report: Report, plan: Plan, sim: Simulation, lids: dict[str, int]
     if server and server.nics[0].port_guid in lids:
         result = sim.diag("smpquery", "vlarb", str(lids[server.nics[0].port_guid]), timeout=30)
         for table, text in (("low", ib.qos_vlarb_low), ("high", ib.qos_vlarb_high)):
-            found = _vlarb(result.stdout, table)
+            programmed = _vlarb(result.stdout, table)
             planned = [(int(a), int(b)) for a, b in (pair.split(":") for pair in text.split(",")) if int(b)]
-            if found[: len(planned)] != planned:
-                bad.append(f"{server.name}: {table} VL arbitration {found} (planned {planned})")
+            if programmed[: len(planned)] != planned:
+                bad.append(f"{server.name}: {table} VL arbitration {programmed} (planned {planned})")
             else:
                 evidence.append(
-                    f"{server.name}: {table} VL arbitration {', '.join(f'{v}:{w}' for v, w in found) or 'empty (every weight 0)'}"
+                    f"{server.name}: {table} VL arbitration {', '.join(f'{v}:{w}' for v, w in programmed) or 'empty (every weight 0)'}"
                 )
     ok = not bad and bool(targets)
     report.add(
