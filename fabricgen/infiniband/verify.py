@@ -605,7 +605,7 @@ def _check_qos(report: Report, plan: Plan, sim: Simulation, lids: dict[str, int]
         for table, text in (("low", ib.qos_vlarb_low), ("high", ib.qos_vlarb_high)):
             programmed = _vlarb(result.stdout, table)
             planned = [(int(a), int(b)) for a, b in (pair.split(":") for pair in text.split(",")) if int(b)]
-            if programmed[: len(planned)] != planned:
+            if programmed != planned:
                 bad.append(f"{server.name}: {table} VL arbitration {programmed} (planned {planned})")
             else:
                 evidence.append(
