@@ -8,8 +8,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from fabricgen.cli import main
+from fabricgen.infiniband.pkeys import expected_pkeys
 from fabricgen.infiniband.verify import _pairs
-from fabricgen.infiniband.verify_partitions import expected_pkeys, file_problems
+from fabricgen.infiniband.verify_partitions import file_problems
 from fabricgen.infiniband.verify_routing import parse_lfts
 from fabricgen.pipeline import load_and_plan
 from tests.ib_helpers import RAIL_SM_ON_SERVER, write_inventory

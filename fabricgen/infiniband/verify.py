@@ -33,6 +33,7 @@ from pathlib import Path
 
 from fabricgen.infiniband.ibnet import IbFabric, norm_guid, parse_ibnet
 from fabricgen.infiniband.partitions import check_partitions
+from fabricgen.infiniband.pkeys import planned_master
 from fabricgen.infiniband.sim import Simulation, SimulationError, missing_tools
 from fabricgen.infiniband.verify_partitions import check_partition_tables
 from fabricgen.infiniband.verify_report import Check, Report
@@ -83,7 +84,7 @@ def master(plan: Plan, host: str | None = None) -> SubnetManager:
             if sm.host == host:
                 return sm
         raise SimulationError(f"unknown subnet manager '{host}'; the plan has {', '.join(s.host for s in ib.subnet_managers)}")
-    return sorted(ib.subnet_managers, key=lambda s: (-s.priority, int(s.port_guid, 16)))[0]
+    return planned_master(ib)
 
 
 def relocate_config(text: str, conf_dir: Path, run_dir: Path) -> str:

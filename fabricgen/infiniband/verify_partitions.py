@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from fabricgen.infiniband.ibnet import IbFabric, norm_guid
 from fabricgen.infiniband.partitions import check_partitions
+from fabricgen.infiniband.pkeys import expected_pkeys, table_order
 from fabricgen.infiniband.sim import Simulation
 from fabricgen.infiniband.verify_report import Check, Report
 from fabricgen.model import Plan, SubnetManager
@@ -28,20 +29,6 @@ from fabricgen.model import Plan, SubnetManager
 PARALLEL_QUERIES = 4
 """Concurrent smpquery calls: ibsim serves at most 10 clients, OpenSM and a standby take two."""
 GUID_WORD = re.compile(r"^(0x[0-9A-Fa-f]{1,16})(?:=(full|limited|both))?$")
-
-
-def expected_pkeys(plan: Plan, sm: SubnetManager) -> dict[str, set[int]]:
-    """Port GUID -> the P_Keys OpenSM must put in its table (membership bit included)."""
-    ib = plan.infiniband
-    assert ib is not None
-    default = 0xFFFF if ib.default_membership == "full" else 0x7FFF
-    wanted = {n.port_guid: {default} for s in plan.servers for n in s.nics}
-    wanted.update({other.port_guid: {default} for other in ib.subnet_managers if not other.server})
-    for part in ib.partitions:
-        for guid in part.port_guids:
-            wanted.setdefault(guid, {default}).add(0x8000 | part.pkey if part.membership == "full" else part.pkey)
-    wanted[sm.port_guid] = {0xFFFF} | {0x8000 | p.pkey for p in ib.partitions}
-    return wanted
 
 
 def file_members(text: str) -> dict[str, set[str]]:
@@ -80,26 +67,27 @@ def file_problems(plan: Plan, text: str | None, fabric_ports: set[str]) -> list[
     return problems
 
 
-def _pkeys(sim: Simulation, lid: int) -> set[int] | None:
+def _pkeys(sim: Simulation, lid: int) -> list[int] | None:
+    """The port's P_Key table in index order, empty entries left out (they only trail)."""
     result = sim.diag("smpquery", "pkeys", str(lid), timeout=30)
     if not result.ok:
         return None
-    return {int(v, 16) for v in re.findall(r"0x[0-9a-fA-F]{4}\b", result.stdout)} - {0}
+    return [int(v, 16) for v in re.findall(r"0x[0-9a-fA-F]{4}\b", result.stdout) if int(v, 16)]
 
 
 def _shown(problems: list[str], limit: int = 16) -> list[str]:
     """The first `limit` problems of each kind (P_Key tables first, then the file), and a count."""
-    tables = [p for p in problems if "P_Keys" in p][:limit]
-    files = [p for p in problems if "P_Keys" not in p][:limit]
+    tables = [p for p in problems if "P_Key" in p][:limit]
+    files = [p for p in problems if "P_Key" not in p][:limit]
     rest = len(problems) - len(tables) - len(files)
     return tables + files + ([f"... {rest} more"] if rest > 0 else [])
 
 
-def _fmt(keys: set[int] | None) -> str:
+def _fmt(keys: set[int] | list[int] | None) -> str:
     return "no answer" if keys is None else " ".join(f"0x{k:04x}" for k in sorted(keys)) or "none"
 
 
-def read_tables(sim: Simulation, lids: dict[str, int], guids: list[str]) -> dict[str, set[int] | None]:
+def read_tables(sim: Simulation, lids: dict[str, int], guids: list[str]) -> dict[str, list[int] | None]:
     """The P_Key table of each port (None when it did not answer), a few queries at a time."""
     with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
         tables = list(pool.map(lambda g: _pkeys(sim, lids[g]) if g in lids else None, guids))
@@ -123,10 +111,18 @@ def check_partition_tables(
         have = tables[guid]
         if want is None:
             bad.append(f"unplanned port {guid} has P_Keys {_fmt(have)}")
-        elif have != want:
+        elif have is None or set(have) != want:
             bad.append(f"{name_of.get(guid, guid)} ({guid}): P_Keys {_fmt(have)}, planned {_fmt(want)}")
+        elif have != table_order(want):
+            bad.append(
+                f"{name_of.get(guid, guid)} ({guid}): P_Key indexes {' '.join(f'{i}:0x{k:04x}' for i, k in enumerate(have))}, "
+                f"the host page says {' '.join(f'{i}:0x{k:04x}' for i, k in enumerate(table_order(want)))} (NCCL_IB_PKEY)"
+            )
     bad += file_problems(plan, rendered, fabric_ports)
-    evidence = [f"P_Key tables of {len(guids)} HCA port(s) read back, {len(ib.partitions)} tenant partition(s)"]
+    evidence = [
+        f"P_Key tables of {len(guids)} HCA port(s) read back, {len(ib.partitions)} tenant partition(s), "
+        "indexes as on the host pages (NCCL_IB_PKEY)"
+    ]
     for part in ib.partitions:
         key = 0x8000 | part.pkey if part.membership == "full" else part.pkey
         evidence.append(f"{part.name} 0x{key:04x}: {len(part.port_guids)} member port(s)")
