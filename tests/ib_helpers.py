@@ -41,6 +41,8 @@ subnet_managers:
 partitions:
   - {name: t1, pkey: 0x0101, members: ["ibr-su1-gpu0[1-4]"], membership: limited}
   - {name: t2, pkey: 0x0102, members: ["ibr-su1-gpu0[5-8]"]}
+  - {name: t3, pkey: 0x0a03, members: ["ibr-su1-gpu0[1-2]"], ipoib: true, sl: 2}
+qos: {enabled: true, max_vls: 4}
 """
 """Rail-optimised, the SMs on servers: the master's port is in t1 as a limited member by plan."""
 

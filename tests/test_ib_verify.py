@@ -61,6 +61,7 @@ def test_example_passes() -> None:
     assert "each through exactly one spine" in text
     assert "tenant-a 0x8a01: 36 member port(s)" in text
     assert "P_Key tables of 146 HCA port(s) read back" in text
+    assert "indexes as on the host pages (NCCL_IB_PKEY)" in text
     assert "ftree ranked the 4 planned spines as roots, no ftree errors" in text
     assert "all 4 spines carry leaf-to-leaf routes" in text
     assert "SL2VL [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]" in text
@@ -115,7 +116,8 @@ def test_rail_fabric_with_the_sm_on_a_server_passes(tmp_path: Path) -> None:
     assert "16 HCA port pairs on different leaves" in text
     assert "P_Key tables of 32 HCA port(s) read back" in text
     assert "t1 0x0101: 16 member port(s)" in text
-    assert "ibr-su1-gpu01 (master SM port): 0x8101 0x8102 0xffff" in text
+    assert "ibr-su1-gpu01 (master SM port): 0x8101 0x8102 0x8a03 0xffff" in text
+    assert "indexes as on the host pages (NCCL_IB_PKEY)" in text  # every port's table in the order the pages promise
     assert "ibr-su1-gpu08 (0x" in text and "SMState 2 (STANDBY)" in text
 
 

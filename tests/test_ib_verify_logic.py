@@ -50,9 +50,9 @@ def test_master_sm_port_on_a_server_is_full_member_of_every_partition(tmp_path: 
     assert plan.infiniband is not None
     master = plan.infiniband.subnet_managers[0]
     wanted = expected_pkeys(plan, master)
-    assert wanted[master.port_guid] == {0xFFFF, 0x8101, 0x8102}
-    other_port = plan.servers[0].nics[1].port_guid  # same server, not the SM's port: as planned (limited in t1)
-    assert wanted[other_port] == {0x7FFF, 0x0101}
+    assert wanted[master.port_guid] == {0xFFFF, 0x8101, 0x8102, 0x8A03}
+    other_port = plan.servers[0].nics[1].port_guid  # same server, not the SM's port: as planned (limited in t1, full in t3)
+    assert wanted[other_port] == {0x7FFF, 0x0101, 0x8A03}
 
 
 def test_member_guid_typo_in_partitions_conf_is_named(tmp_path: Path) -> None:
@@ -67,7 +67,8 @@ def test_member_guid_typo_in_partitions_conf_is_named(tmp_path: Path) -> None:
     assert f"t2: {typo} is in partitions.conf but not a planned member" in problems
     assert f"t2: member {typo} is not an HCA port of the fabric (OpenSM skips it)" in problems
     assert any(p.startswith("t2: planned member ibr-su1-gpu05") and real in p for p in problems)
-    assert len(problems) == 3
+    assert len([p for p in problems if p.startswith("t2:")]) == 3
+    assert "t3: no rule in partitions.conf" in problems  # the text above leaves t3 out
 
 
 def test_parse_lfts_reads_ca_destinations_per_switch() -> None:
@@ -160,3 +161,25 @@ def test_ineffective_weights_and_vl0_ahead_of_tenants_are_warned(tmp_path: Path)
     assert "qos.vlarb_low: weights VL0:32 are below 64 credits, one 4096-byte packet" in out
     assert "qos.vlarb_high: weights VL0:4 are below 64 credits" in out
     assert "the high-priority table serves VL(s) 0 before the tenant VL(s) 1 of the low table" in out
+
+
+def test_host_pages_give_each_tenant_its_pkey_index_and_sl(tmp_path: Path) -> None:
+    """ibr-su1-gpu02 is in t1 (0x0101, limited) and t3 (0x0a03, full, IPoIB, SL 2): a fresh port
+    holds Default at index 0, then 0x0101, then 0x8a03 (ascending, as observed on OpenSM 3.3.23)."""
+    inventory = write_inventory(tmp_path, RAIL_SM_ON_SERVER)
+    result = CliRunner().invoke(main, ["render", str(inventory), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "out" / "hosts" / "ibr-su1-gpu02.md").read_text()
+    assert 'export NCCL_IB_HCA="=${NIC1_RDMA}:1,${NIC2_RDMA}:1,${NIC3_RDMA}:1,${NIC4_RDMA}:1"' in page
+    t1, t3 = page.split("## Tenant t1: P_Key 0x0101 (limited member), SL 0")[1].split("## Tenant t3: P_Key 0x8a03 (full member), SL 2")
+    assert "export NCCL_IB_PKEY=1 " in t1 and "export NCCL_IB_SL=0" in t1
+    assert "export NCCL_IB_PKEY=2 " in t3 and "export NCCL_IB_SL=2" in t3 and "export UCX_IB_SL=2" in t3
+    assert "echo 0x8a03 > /sys/class/net/${NIC4_NETDEV}/create_child" in t3
+    lonely = (tmp_path / "out" / "hosts" / "ibr-su1-gpu05.md").read_text()
+    assert "## Tenant t2: P_Key 0x8102 (full member), SL 0" in lonely and "export NCCL_IB_PKEY=1 " in lonely
+    master = (tmp_path / "out" / "hosts" / "ibr-su1-gpu01.md").read_text()
+    assert "The master subnet manager runs on this server" in master
+    # t3 (0x8a03): index 3 on the SM's port (0xffff 0x8101 0x8102 0x8a03), index 2 on the others (0x7fff 0x0101 0x8a03)
+    assert "NICs differ (indexes 2, 3)" in master
+    rows = (tmp_path / "out" / "ib-hosts.csv").read_text().splitlines()
+    assert "ibr-su1-gpu02,nic3,ibr-leaf03,2,0x02fab00030008043,t3,0x8a03,full,2,2,8a03" in rows
