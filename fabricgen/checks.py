@@ -244,6 +244,7 @@ def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
     yield from _ib_guids(plan, doc, source)
     yield from _ib_qos(plan, doc, source)
     yield from _ib_isolated_hosts(plan, source)
+    yield from _ib_vendor_features(plan, source)
     for message in plan.warnings:
         yield Diagnostic(message, "guid_prefix", source.file, *source.locate(()), severity=Severity.WARNING)
 
@@ -365,6 +366,42 @@ def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Di
             ("guids", name), f"'{name}' is not a switch, server or SM host of the plan: its GUIDs are not used", key=True
         )
         yield dataclasses.replace(found, severity=Severity.WARNING)
+
+
+def _ib_vendor_features(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
+    """SHARP and adaptive routing exist only in NVIDIA's MLNX OpenSM / UFM: say what is (not) rendered."""
+    ib = plan.infiniband
+    assert ib is not None
+    found = []
+    if ib.sharp_enabled:
+        found.append(
+            source.diagnostic(
+                ("opensm", "sharp", "enabled"),
+                "SHARP needs NVIDIA MLNX OpenSM (sharp_enabled 2) or UFM and the Aggregation Manager (sharp_am) on the master SM's host; "
+                "upstream OpenSM, which fabricgen renders and verifies, has neither: nothing is rendered for it",
+                hint="fabricgen already provides what the AM needs from the SM: the SM on a host (not a switch), "
+                "ftree with root_guids.conf; enable SHARP in UFM or MLNX OpenSM",
+            )
+        )
+    if ib.adaptive_routing_engine:
+        found.append(
+            source.diagnostic(
+                ("opensm", "adaptive_routing", "enabled"),
+                f"adaptive routing ({ib.adaptive_routing_engine}) needs NVIDIA MLNX OpenSM or UFM; upstream OpenSM 3.3.x has no AR "
+                f"engine and rejects the name: routing_engine stays {ib.routing_engine}",
+                hint="set routing_engine in MLNX OpenSM / UFM; fabricgen's root_guids.conf works for ar_updn and ar_ftree",
+            )
+        )
+    if ib.congestion_control and ib.cc_threshold == 0:
+        found.append(
+            source.diagnostic(
+                ("opensm", "congestion_control", "threshold"),
+                "congestion control is enabled with threshold 0: switches mark no packet, so HCAs never throttle",
+                hint="set opensm.congestion_control.threshold (1 loose ... 15 aggressive)",
+            )
+        )
+    for diagnostic in found:
+        yield dataclasses.replace(diagnostic, severity=Severity.WARNING)
 
 
 def _ib_isolated_hosts(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:

@@ -181,6 +181,13 @@ def build_infiniband(
         sweep_interval=opensm.get("sweep_interval", 10),
         sminfo_polling_timeout=opensm.get("sminfo_polling_timeout", 10000),
         polling_retry_number=opensm.get("polling_retry_number", 4),
+        congestion_control=opensm.get("congestion_control", {}).get("enabled", False),
+        cc_threshold=opensm.get("congestion_control", {}).get("threshold", 0),
+        cc_marking_rate=opensm.get("congestion_control", {}).get("marking_rate", 0),
+        sharp_enabled=opensm.get("sharp", {}).get("enabled", False),
+        adaptive_routing_engine=opensm.get("adaptive_routing", {}).get("engine", "ar_updn")
+        if opensm.get("adaptive_routing", {}).get("enabled", False)
+        else "",
     )
     warnings = []
     counts = (
