@@ -70,6 +70,7 @@ class Options:
     sm_host: str | None = None
     pairs: int = 64
     sample: int = 16
+    """Ignored (kept for callers): every HCA port's P_Key table is checked."""
     timeout: float = 120.0
     keep: Path | None = None
     standby: bool = True
