@@ -84,7 +84,7 @@ def test_root_guid_typo_and_partition_member_typo_fail() -> None:
     for sm in ("ib1-sm1", "ib1-sm2"):
         files[f"opensm/{sm}/root_guids.conf"] = files[f"opensm/{sm}/root_guids.conf"].replace(spine, typo)
         files[f"opensm/{sm}/partitions.conf"] = files[f"opensm/{sm}/partitions.conf"].replace(member.nics[0].port_guid, wrong_member)
-    report = verify(plan, files, Options(pairs=8))
+    report = verify(plan, files, Options(pairs=8, standby=False))
     assert not report.ok
     assert _check(report, "routing engine")[0]  # what verify looked at before: it passes
     ok, text = _check(report, "fat tree")
@@ -124,7 +124,7 @@ def test_rail_fabric_with_the_sm_on_a_server_passes(tmp_path: Path) -> None:
 def test_missing_cable_is_reported_by_name() -> None:
     plan, files = plan_and_files(IB_HDR)
     files["ib/ibsim.net"] = drop_cable(files["ib/ibsim.net"], "ib1-leaf03", 21, "ib1-spine01", 11)
-    report = verify(plan, files, Options(pairs=8, sample=4))
+    report = verify(plan, files, Options(pairs=8, sample=4, standby=False))
     assert not report.ok
     ok, text = _check(report, "cabling")
     assert not ok
@@ -139,7 +139,7 @@ def test_leaf_guids_as_roots_fail_the_engine_check() -> None:
     leaves = [d.guid for d in plan.devices if d.role == "leaf"]
     for sm in ("ib1-sm1", "ib1-sm2"):
         files[f"opensm/{sm}/root_guids.conf"] = "\n".join(leaves) + "\n"
-    report = verify(plan, files, Options(pairs=8, sample=4))
+    report = verify(plan, files, Options(pairs=8, sample=4, standby=False))
     ok, text = _check(report, "routing engine")
     assert not ok
     assert "expected 'ftree tables configured on all switches', got 'minhop tables configured'" in text
@@ -152,7 +152,7 @@ def test_partitions_syntax_error_is_caught_before_and_inside_opensm() -> None:
     plan, files = plan_and_files(IB_HDR)
     path = "opensm/ib1-sm1/partitions.conf"
     files[path] = files[path].replace("mtu=5, rate=17", "mtu=5 rate=17").replace("0x02fab00030008041,", "0x02fab00030008041 ;", 1)
-    report = verify(plan, files, Options(pairs=8, sample=4))
+    report = verify(plan, files, Options(pairs=8, sample=4, standby=False))
     ok, text = _check(report, "partitions.conf")
     assert not ok
     assert re.search(r"partitions\.conf:\d+:\d+: error: 'mtu=5 rate=17': flags must be separated by ','", text)

@@ -344,7 +344,7 @@ def _check_standby(
 
 
 SM_STATES = {0: "NOTACTIVE", 1: "DISCOVERING", 2: "STANDBY", 3: "MASTER"}
-STANDBY_ATTEMPTS = 4
+STANDBY_ATTEMPTS = 3
 
 
 def _wait_quiet(sim: Simulation, quiet: float = 1.0, limit: float = 15.0) -> None:
