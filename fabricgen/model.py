@@ -375,6 +375,19 @@ class InfinibandPlan:
     sweep_interval: int = 10
     sminfo_polling_timeout: int = 10000
     polling_retry_number: int = 4
+    congestion_control: bool = False
+    """Upstream OpenSM congestion control (`congestion_control TRUE`)."""
+    cc_threshold: int = 0
+    cc_marking_rate: int = 0
+    sharp_enabled: bool = False
+    """Intent only: SHARP needs NVIDIA MLNX OpenSM / UFM, nothing is rendered for upstream OpenSM."""
+    adaptive_routing_engine: str = ""
+    """Intent only (`ar_updn`, ...): MLNX OpenSM / UFM engines, not rendered for upstream OpenSM."""
+
+    @property
+    def cc_control_map(self) -> int:
+        """cc_sw_cong_setting_control_map: bit 2 threshold + packet size valid, bit 4 marking rate valid."""
+        return 0x04 | (0x10 if self.cc_marking_rate else 0)
 
     @property
     def engine_setting(self) -> str:
