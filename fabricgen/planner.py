@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from fabricgen import allocate
 from fabricgen.allocate import Layout, ipv4
+from fabricgen.aspath import relaxing_devices
 from fabricgen.catalog import models_for, platforms
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.infiniband import plan as ib_plan
@@ -619,6 +620,8 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     used_models = sorted({n.model.name for n in everything})
     used_platforms = sorted({n.platform.name for n in everything})
     devices = tuple(sorted((*upper_devices, *leaf_devices), key=lambda d: (_ROLE_ORDER[d.role], d.pod, d.plane, d.index)))
+    relaxing = relaxing_devices(devices) if routed else frozenset()
+    devices = tuple(_replace(d, as_path_multipath_relax=True) if d.name in relaxing else d for d in devices)
     svc = doc.get("services", {})
     warnings: list[str] = []
     infiniband = None
