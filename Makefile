@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 EXAMPLE ?= inventories/pod-roce-400g
-DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server
+DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server frr lldpd iputils-ping
 LINT_PATHS := fabricgen tests $(wildcard benchmarks/*.py)
 
 .PHONY: render test lint typecheck debian-packages goldens benchmark clean
