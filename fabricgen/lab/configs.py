@@ -22,13 +22,16 @@ class LabTimers:
     lldp_tx_interval: int = 1
 
 
-def frr_config(topology: LabTopology, switch: LabSwitch, timers: LabTimers = LabTimers()) -> str:
-    """`frr.conf` of one switch (integrated config: zebra, bgpd, bfdd read the same file)."""
+DEFAULT_TIMERS = LabTimers()
+
+
+def frr_config(topology: LabTopology, switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS, log_file: str = "/var/log/frr/frr.log") -> str:
+    """`frr.conf` of one switch (integrated config: vtysh hands zebra, bgpd and bfdd their parts)."""
     template = environment().get_template("frr/frr.conf.j2")
-    return tidy(template.render(switch=switch, topology=topology, lab=timers))
+    return tidy(template.render(switch=switch, topology=topology, lab=timers, log_file=log_file))
 
 
-def lldpd_config(switch: LabSwitch, timers: LabTimers = LabTimers()) -> str:
+def lldpd_config(switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS) -> str:
     """lldpd commands (lldpcli syntax) of one switch: its planned name, ports named by ifname."""
     return (
         f"configure system hostname {switch.name}\n"

@@ -52,7 +52,6 @@ def start_frr(namespace: str, config: Path, work: Path, timeout: float = 20) -> 
         os.chown(path, uid, gid)
     for daemon in FRR_DAEMONS:
         argv = [str(FRR_BIN / daemon), "-d", "-N", namespace, "-f", str(empty), "-i", str(run_dir / f"{daemon}.pid"), "-P", "0"]
-        argv += ["--log", f"file:{work / 'frr.log'}"]
         if daemon == "zebra":
             argv += ["-s", "16777216"]
         in_namespace(namespace, argv, timeout=30)

@@ -21,6 +21,9 @@ class Faults:
     """Cables by their (a node, a kernel name) end."""
 
 
+NO_FAULTS = Faults()
+
+
 @dataclass
 class Graph:
     """Live switch-to-switch cables: `up[lower]` and `down[upper]` list one entry per cable."""
@@ -35,7 +38,7 @@ def fabric_cables(topology: LabTopology) -> tuple[LabCable, ...]:
     return tuple(c for c in topology.cables if c.a_node in switches and c.z_node in switches)
 
 
-def graph(topology: LabTopology, faults: Faults = Faults()) -> Graph:
+def graph(topology: LabTopology, faults: Faults = NO_FAULTS) -> Graph:
     result = Graph(asn={s.name: s.asn for s in topology.switches})
     for cable in fabric_cables(topology):
         if cable.a_node in faults.switches or cable.z_node in faults.switches or (cable.a_node, cable.a_kernel) in faults.cables:

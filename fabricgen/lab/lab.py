@@ -23,7 +23,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from fabricgen.lab import daemons, kernel
-from fabricgen.lab.configs import LabTimers, frr_config, lldpd_config
+from fabricgen.lab.configs import DEFAULT_TIMERS, LabTimers, frr_config, lldpd_config
 from fabricgen.lab.topology import LabServer, LabSwitch, LabTopology
 
 WORK_ROOT = Path("/run/fabricgen-lab")
@@ -41,7 +41,7 @@ SERVER_SYSCTLS = {"net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_
 
 
 class Lab:
-    def __init__(self, topology: LabTopology, timers: LabTimers = LabTimers()) -> None:
+    def __init__(self, topology: LabTopology, timers: LabTimers = DEFAULT_TIMERS) -> None:
         self.topology = topology
         self.timers = timers
         self.work = WORK_ROOT / topology.fabric
@@ -97,7 +97,8 @@ class Lab:
     def _create_cables(self) -> None:
         ns = self.topology.namespace
         kernel.ip_batch(
-            f"link add name {c.a_kernel} netns {ns(c.a_node)} type veth peer name {c.z_kernel} netns {ns(c.z_node)}" for c in self.topology.cables
+            f"link add name {c.a_kernel} netns {ns(c.a_node)} type veth peer name {c.z_kernel} netns {ns(c.z_node)}"
+            for c in self.topology.cables
         )
 
     def _configure_server(self, server: LabServer) -> None:
@@ -129,7 +130,7 @@ class Lab:
         work = self.node_work(switch.name)
         work.mkdir(parents=True, exist_ok=True)
         config = work / "frr.conf"
-        config.write_text(frr_config(self.topology, switch, self.timers))
+        config.write_text(frr_config(self.topology, switch, self.timers, str(work / "frr.log")))
         (work / "lldpd.conf").write_text(lldpd_config(switch, self.timers))
         daemons.start_frr(switch.namespace, config, work)
         daemons.start_lldpd(switch.namespace, work, work / "lldpd.conf")

@@ -59,7 +59,9 @@ class Report:
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
     def as_text(self, limit: int = 20) -> str:
-        lines = [f"lab {self.fabric}: {self.switches} switches, {self.servers} servers, {self.cables} cables; booted in {self.boot_seconds:.1f} s"]
+        lines = [
+            f"lab {self.fabric}: {self.switches} switches, {self.servers} servers, {self.cables} cables; booted in {self.boot_seconds:.1f} s"
+        ]
         for check in self.checks:
             state = "SKIP" if check.skipped else ("PASS" if check.passed else "FAIL")
             lines.append(f"{state} {check.number}. {check.title} ({check.seconds:.1f} s)")

@@ -204,7 +204,9 @@ def lab_topology(plan: Plan, table_base: int = 100) -> LabTopology:
     switches = []
     for device in plan.devices:
         if any(i.role in ("server-l2", "svi") for i in device.interfaces):
-            raise LabUnsupported(f"{device.name}: servers in a VLAN (addressing.server_mode: subnet) are not emulated; the lab needs routed /31s")
+            raise LabUnsupported(
+                f"{device.name}: servers in a VLAN (addressing.server_mode: subnet) are not emulated; the lab needs routed /31s"
+            )
         port_names = _port_names(device)
         names.update({(device.name, planned): kernel for planned, kernel in port_names.items()})
         switches.append(_switch(device, prefix, port_names))
@@ -212,7 +214,17 @@ def lab_topology(plan: Plan, table_base: int = 100) -> LabTopology:
     servers = []
     for server in plan.servers:
         nics = tuple(
-            LabNic(f"nic{n.nic}", f"nic{n.nic}", n.address, n.prefix_length, n.gateway, leaf_mtu[(n.leaf, n.leaf_interface)], n.leaf, n.leaf_interface, table_base + n.nic)
+            LabNic(
+                f"nic{n.nic}",
+                f"nic{n.nic}",
+                n.address,
+                n.prefix_length,
+                n.gateway,
+                leaf_mtu[(n.leaf, n.leaf_interface)],
+                n.leaf,
+                n.leaf_interface,
+                table_base + n.nic,
+            )
             for n in server.nics
         )
         names.update({(server.name, nic.planned): nic.kernel for nic in nics})

@@ -15,7 +15,7 @@ from fabricgen.lab import expect
 from fabricgen.lab.kernel import LabError, ecmp_width
 from fabricgen.lab.lab import Lab
 from fabricgen.lab.report import Check
-from fabricgen.lab.topology import LabSwitch, LabTopology
+from fabricgen.lab.topology import LabTopology
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -63,14 +63,18 @@ def check_bgp(lab: Lab, plan: LabTopology) -> Check:
             if peer is None:
                 check.fail(switch.name, f"no session to {where}")
             elif peer.get("state") != "Established":
-                check.fail(switch.name, f"session to {where} is {peer.get('state')}, not Established (planned remote AS {neighbor.remote_asn})")
+                check.fail(
+                    switch.name, f"session to {where} is {peer.get('state')}, not Established (planned remote AS {neighbor.remote_asn})"
+                )
             elif peer.get("remoteAs") != neighbor.remote_asn:
                 check.fail(switch.name, f"session to {where} has remote AS {peer.get('remoteAs')}, planned {neighbor.remote_asn}")
             else:
                 sessions += 1
         for address in sorted(set(peers) - set(planned)):
             check.fail(switch.name, f"unplanned BGP session to {address} ({peers[address].get('state')})")
-    check.evidence.append(f"{sessions} of {sum(len(s.neighbors) for s in plan.switches)} planned sessions Established with the planned remote AS")
+    check.evidence.append(
+        f"{sessions} of {sum(len(s.neighbors) for s in plan.switches)} planned sessions Established with the planned remote AS"
+    )
     return check
 
 
@@ -149,7 +153,7 @@ def check_lldp(lab: Lab, plan: LabTopology) -> Check:
     return check
 
 
-def check_ecmp(lab: Lab, plan: LabTopology, faults: expect.Faults = expect.Faults(), number: int = 4) -> Check:
+def check_ecmp(lab: Lab, plan: LabTopology, faults: expect.Faults = expect.NO_FAULTS, number: int = 4) -> Check:
     check = Check(number, "ecmp", "ECMP: every leaf's kernel route to every remote leaf prefix has the planned width")
     live = expect.graph(plan, faults)
     prefixes = expect.leaf_prefixes(plan)
