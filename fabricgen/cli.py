@@ -360,3 +360,7 @@ main.add_command(analyze)
 from fabricgen.infiniband.cli import ib  # noqa: E402  (the group imports helpers from this module)
 
 main.add_command(ib)
+
+from fabricgen.lab.cli import lab  # noqa: E402  (the group imports helpers from this module)
+
+main.add_command(lab)

@@ -153,7 +153,7 @@ def _drill(lab: Lab, plan: LabTopology, check: Check, label: str, switch: LabSwi
         route_at = _measure(lab, probes, route_limit + 5)
         bfd_at = _bfd_detection(lab, probes, fault_at) if plan.bfd else {}
         for probe in probes:
-            if plan.bfd and bfd_at.get(probe.leaf, float("inf")) > bfd_limit:
+            if plan.bfd and probe.peers and bfd_at.get(probe.leaf, float("inf")) > bfd_limit:
                 seen = f"after {bfd_at[probe.leaf]:.2f} s" if probe.leaf in bfd_at else "never"
                 check.fail(probe.leaf, f"{label}: BFD saw it {seen}, planned detection {detection:.2f} s (limit {bfd_limit:.2f} s)")
             if route_at.get(probe.leaf, float("inf")) > route_limit:
