@@ -184,6 +184,14 @@ class Lab:
         path.write_text(text)
         daemons.apply_config(self.namespace(switch), path)
 
+    def set_mtu(self, node: str, kernel_name: str, mtu: int) -> None:
+        kernel.ip_batch([f"link set {kernel_name} mtu {mtu}"], self.namespace(node))
+
+    def restart_switch(self, switch: LabSwitch) -> None:
+        """Run `switch` (a changed copy of one of the lab's switches) with its rendered config."""
+        work = self.node_work(switch.name)
+        self.replace_frr_config(switch.name, frr_config(self.topology, switch, self.timers, str(work / "frr.log")))
+
     def set_link(self, node: str, kernel_name: str, up: bool) -> None:
         kernel.ip_batch([f"link set {kernel_name} {'up' if up else 'down'}"], self.namespace(node))
 

@@ -20,10 +20,11 @@ def convergence_timeout(plan: LabTopology) -> float:
     return 45 + 0.3 * len(plan.switches)
 
 
-def run_checks(lab: Lab, plan: LabTopology, names: Sequence[str] = CHECKS, report: Report | None = None) -> Report:
-    """The checks in `names` against a running lab; `plan` says what it must show."""
+def run_checks(lab: Lab, plan: LabTopology, names: Sequence[str] = CHECKS, report: Report | None = None, timeout: float | None = None) -> Report:
+    """The checks in `names` against a running lab; `plan` says what it must show. `timeout`:
+    how long a check may wait for convergence (default `convergence_timeout`)."""
     report = report or new_report(plan)
-    timeout = convergence_timeout(plan)
+    timeout = convergence_timeout(plan) if timeout is None else timeout
     polled: dict[str, Callable[[], Check]] = {
         "bgp": lambda: check_bgp(lab, plan),
         "bfd": lambda: check_bfd(lab, plan),
@@ -50,14 +51,14 @@ def new_report(plan: LabTopology) -> Report:
     return Report(plan.fabric, len(plan.switches), len(plan.servers), len(plan.cables))
 
 
-def verify(plan: LabTopology, built: LabTopology | None = None, names: Sequence[str] = CHECKS) -> Report:
+def verify(plan: LabTopology, built: LabTopology | None = None, names: Sequence[str] = CHECKS, timeout: float | None = None) -> Report:
     """Boot the lab of `built` (default: the plan's; a miswired copy in tests), check it against
     `plan`, tear it down whatever happens."""
     report = new_report(plan)
     start = time.monotonic()
     with Lab(built or plan) as lab:
         report.boot_seconds = time.monotonic() - start
-        run_checks(lab, plan, names, report)
+        run_checks(lab, plan, names, report, timeout)
     return report
 
 
