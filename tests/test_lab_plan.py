@@ -95,7 +95,10 @@ def _nxos_three_tier(tmp_path: Path) -> Path:
 
 def test_vendor_renderings_print_the_relaxation_where_the_os_needs_it(tmp_path: Path) -> None:
     """NX-OS does not relax by default: its three-tier leaves print it; EOS relaxes by default."""
-    for path, platform_line in ((_nxos_three_tier(tmp_path), "  bestpath as-path multipath-relax\n"), (THREE_TIER, "as-path multipath-relax")):
+    for path, platform_line in (
+        (_nxos_three_tier(tmp_path), "  bestpath as-path multipath-relax\n"),
+        (THREE_TIER, "as-path multipath-relax"),
+    ):
         plan = _plan(path)
         configs = device_configs(plan, RenderContext())
         for device in plan.devices:

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.lab import expect
 from fabricgen.lab.lab import Lab
 from fabricgen.lab.report import Check
 from fabricgen.lab.run import run_checks, verify

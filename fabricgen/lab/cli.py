@@ -88,7 +88,9 @@ def up(inventory: Path) -> None:
         running.down()
         raise
     first = topology.switches[0]
-    click.echo(f"lab {topology.fabric}: {len(topology.switches)} switches, {len(topology.servers)} servers in namespaces {topology.prefix}*")
+    click.echo(
+        f"lab {topology.fabric}: {len(topology.switches)} switches, {len(topology.servers)} servers in namespaces {topology.prefix}*"
+    )
     click.echo(f"  sudo ip netns exec {first.namespace} vtysh -N {first.namespace} -c 'show bgp summary'")
     click.echo(f"  sudo ip netns exec {first.namespace} lldpcli -u {running.node_work(first.name) / 'lldpd.sock'} show neighbors")
     click.echo(f"  sudo fabricgen lab down {inventory}")
@@ -122,4 +124,6 @@ def export(inventory: Path, output: Path) -> None:
         path = output / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    click.echo(f"written: {len(files)} files under {output}; deploy with: sudo containerlab deploy -t {output / (topology.fabric + '.clab.yml')}")
+    click.echo(
+        f"written: {len(files)} files under {output}; deploy with: sudo containerlab deploy -t {output / (topology.fabric + '.clab.yml')}"
+    )

@@ -8,6 +8,7 @@ pid: those recorded when started, and then whatever is still inside the lab's na
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -140,7 +141,5 @@ def _read_pid(path: Path) -> int:
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass

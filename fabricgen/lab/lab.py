@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -37,6 +38,8 @@ SWITCH_SYSCTLS = {
 }
 """Switches route (forwarding is off in a new namespace) and hash on L4 like a switch hashing the
 RoCEv2 UDP source port; IPv6 off so link-local chatter does not reach the daemons."""
+START_WORKERS = 4
+"""Switches started at once: vtysh applying a config mostly waits on the daemons."""
 SERVER_SYSCTLS = {"net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_filter": "0", "net.ipv6.conf.all.disable_ipv6": "1"}
 
 
@@ -74,8 +77,8 @@ class Lab:
             self._configure_server(server)
         for switch in self.topology.switches:
             self._configure_switch(switch)
-        for switch in self.topology.switches:
-            self._start_daemons(switch)
+        with ThreadPoolExecutor(max_workers=START_WORKERS) as pool:
+            list(pool.map(self._start_daemons, self.topology.switches))
 
     def down(self) -> None:
         """Stop every process in the lab's namespaces, delete them and the lab's files."""

@@ -20,7 +20,9 @@ def convergence_timeout(plan: LabTopology) -> float:
     return 45 + 0.3 * len(plan.switches)
 
 
-def run_checks(lab: Lab, plan: LabTopology, names: Sequence[str] = CHECKS, report: Report | None = None, timeout: float | None = None) -> Report:
+def run_checks(
+    lab: Lab, plan: LabTopology, names: Sequence[str] = CHECKS, report: Report | None = None, timeout: float | None = None
+) -> Report:
     """The checks in `names` against a running lab; `plan` says what it must show. `timeout`:
     how long a check may wait for convergence (default `convergence_timeout`)."""
     report = report or new_report(plan)

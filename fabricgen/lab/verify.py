@@ -146,9 +146,9 @@ def check_lldp(lab: Lab, plan: LabTopology) -> Check:
             else:
                 wrong[(switch.name, port.planned)] = (got[0], got_port)
                 check.fail(switch.name, f"{port.planned}: sees {got[0]} {got_port}, planned {port.peer_node} {port.peer_planned}")
-    for (device, port), (node, peer_port) in sorted(wrong.items()):
-        if device < node and wrong.get((node, peer_port)) is not None:
-            check.evidence.append(f"cable miswired between {device} {port} and {node} {peer_port}")
+    for (device, local), (node, remote) in sorted(wrong.items()):
+        if device < node and wrong.get((node, remote)) is not None:
+            check.evidence.append(f"cable miswired: {device} {local} is cabled to {node} {remote}")
     check.evidence.insert(0, f"{matched} switch ports see their planned neighbour")
     return check
 
