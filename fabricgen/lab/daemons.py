@@ -107,7 +107,7 @@ def pause(namespace: str, resume: bool = False) -> None:
         _signal(pid, signal.SIGCONT if resume else signal.SIGSTOP)
 
 
-def vtysh_json(namespace: str, command: str, daemon: str = "bgpd", timeout: float = 20) -> Any:
+def vtysh_json(namespace: str, command: str, daemon: str = "bgpd", timeout: float = 60) -> Any:
     """One `show ... json` of the switch's FRR (vtysh -N talks to that path space only)."""
     done = in_namespace(namespace, ["vtysh", "-N", namespace, "-d", daemon, "-c", command], timeout=timeout, check=False)
     if done.returncode != 0:
@@ -127,7 +127,7 @@ def vtysh(namespace: str, *commands: str, timeout: float = 30) -> str:
 
 
 def lldp_neighbors(namespace: str, work: Path) -> Any:
-    done = in_namespace(namespace, ["lldpcli", "-u", str(work / "lldpd.sock"), "-f", "json", "show", "neighbors"], timeout=20, check=False)
+    done = in_namespace(namespace, ["lldpcli", "-u", str(work / "lldpd.sock"), "-f", "json", "show", "neighbors"], timeout=60, check=False)
     if done.returncode != 0:
         raise LabError(f"{namespace}: lldpcli show neighbors: {done.stderr.strip()}")
     return json.loads(done.stdout or "{}")

@@ -148,6 +148,10 @@ class Lab:
     def bgp_table(self, switch: str) -> Any:
         return daemons.vtysh_json(self.namespace(switch), "show bgp ipv4 unicast json")
 
+    def bgp_originated(self, switch: str) -> Any:
+        """The BGP routes the switch originates itself (empty AS_PATH): a small answer at any size."""
+        return daemons.vtysh_json(self.namespace(switch), "show bgp ipv4 unicast regexp ^$ json")
+
     def bfd_peers(self, switch: str) -> Any:
         return daemons.vtysh_json(self.namespace(switch), "show bfd peers json", daemon="bfdd")
 

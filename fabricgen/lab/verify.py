@@ -187,7 +187,7 @@ def _dst(route: dict[str, Any]) -> str:
 def check_advertised(lab: Lab, plan: LabTopology) -> Check:
     check = Check(5, "advertised", "Advertised: each switch originates exactly its planned loopback and server subnets")
     total = 0
-    for switch, table in each(plan.switches, lambda s: lab.bgp_table(s.name)):
+    for switch, table in each(plan.switches, lambda s: lab.bgp_originated(s.name)):
         if isinstance(table, LabError):
             check.fail(switch.name, str(table))
             continue
