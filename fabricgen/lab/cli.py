@@ -60,6 +60,7 @@ def lab() -> None:
 @click.option("--no-drill", is_flag=True, help="Skip check 7 (the fault drill)")
 def verify(inventory: Path, as_json: bool, no_drill: bool) -> None:
     """Boot, run checks 1-7, tear down. Exit 0 pass, 1 fail, 2 bad input or no privileges."""
+    from fabricgen.lab.kernel import LabError
     from fabricgen.lab.run import CHECKS
     from fabricgen.lab.run import verify as run_verify
     from fabricgen.lab.topology import LabTopology
@@ -67,7 +68,11 @@ def verify(inventory: Path, as_json: bool, no_drill: bool) -> None:
     topology = _topology(inventory)
     assert isinstance(topology, LabTopology)
     names = [c for c in CHECKS if not (no_drill and c == "fault-drill")]
-    report = run_verify(topology, names=names)
+    try:
+        report = run_verify(topology, names=names)
+    except LabError as exc:  # the lab could not be built (e.g. FRR refused a rendered config): a failure, cleaned up
+        err_console.print(f"lab {topology.fabric}: {exc}", style="red", markup=False)
+        sys.exit(1)
     click.echo(report.as_json() if as_json else report.as_text(), nl=False)
     sys.exit(0 if report.passed else 1)
 

@@ -12,6 +12,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 NETNS_DIR = "/run/netns"
@@ -44,6 +45,27 @@ def ip_batch(commands: Iterable[str], namespace: str | None = None, *, force: bo
         run(argv, timeout=300, check=not force)
     finally:
         os.unlink(path)
+
+
+NEIGH_SYSCTL = Path("/proc/sys/net/ipv4/neigh/default")
+
+
+def ensure_neighbour_capacity(entries: int) -> list[str]:
+    """Raise the kernel's ARP table limits to hold `entries` neighbours; returns what changed.
+
+    The IPv4 neighbour table is one table for all namespaces, and its limits (gc_thresh1-3,
+    default 128/512/1024) count every namespace's entries: past gc_thresh3 the kernel refuses
+    new neighbours (sendmsg: No buffer space available). A lab has two entries per cable, so
+    a fabric of more than about 500 cables needs more. Limits are only ever raised."""
+    changed = []
+    for name, share in (("gc_thresh1", 4), ("gc_thresh2", 2), ("gc_thresh3", 1)):
+        wanted = max(entries * 2 // share, 128)
+        path = NEIGH_SYSCTL / name
+        current = int(path.read_text().split()[0])
+        if current < wanted:
+            path.write_text(f"{wanted}\n")
+            changed.append(f"net.ipv4.neigh.default.{name} {current} -> {wanted}")
+    return changed
 
 
 def existing_namespaces(prefix: str) -> list[str]:

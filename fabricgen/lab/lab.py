@@ -50,6 +50,8 @@ class Lab:
         self.work = WORK_ROOT / topology.fabric
         self._switches = {s.name: s for s in topology.switches}
         self._servers = {s.name: s for s in topology.servers}
+        self.kernel_changes: list[str] = []
+        """Host-wide kernel limits `up()` had to raise (see `kernel.ensure_neighbour_capacity`)."""
 
     # -- lifecycle ------------------------------------------------------------------------
     def __enter__(self) -> Lab:
@@ -71,6 +73,7 @@ class Lab:
         if kernel.existing_namespaces(self.topology.prefix):
             self.down()
         self.work.mkdir(parents=True, exist_ok=True)
+        self.kernel_changes = kernel.ensure_neighbour_capacity(2 * len(self.topology.cables) + 256)
         self._create_namespaces()
         self._create_cables()
         for server in self.topology.servers:
