@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -50,23 +51,27 @@ class Lab:
         self.work = WORK_ROOT / topology.fabric
         self._switches = {s.name: s for s in topology.switches}
         self._servers = {s.name: s for s in topology.servers}
+        self._previous_sigterm: Any = None
         self.kernel_changes: list[str] = []
         """Host-wide kernel limits `up()` had to raise (see `kernel.ensure_neighbour_capacity`)."""
 
     # -- lifecycle ------------------------------------------------------------------------
     def __enter__(self) -> Lab:
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        """up(); SIGTERM becomes KeyboardInterrupt until exit, so a killed run still cleans up."""
+        self._previous_sigterm = _catch_sigterm()
         try:
             self.up()
         except BaseException:
             self.down()
+            _restore_sigterm(self._previous_sigterm)
             raise
-        finally:
-            signal.signal(signal.SIGTERM, previous)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
-        self.down()
+        try:
+            self.down()
+        finally:
+            _restore_sigterm(self._previous_sigterm)
 
     def up(self) -> None:
         """Namespaces, veths, addresses and MTUs, then FRR and lldpd in every switch."""
@@ -213,6 +218,21 @@ class Lab:
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+_Handler = Any
+"""What signal.getsignal returns (a callable, an int constant or None)."""
+
+
+def _catch_sigterm() -> _Handler:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+def _restore_sigterm(previous: _Handler) -> None:
+    if previous is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _read_int(path: Path) -> int:
