@@ -4,6 +4,8 @@ root needed. Expected values come from the inventories (counts, ASNs) and the is
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
 import re
 from pathlib import Path
@@ -183,3 +185,9 @@ def test_report_json_names_the_failed_check() -> None:
     assert data["passed"] is False
     assert [c["name"] for c in data["checks"] if not c["passed"]] == ["lldp"]
     assert "FAIL (lldp)" in report.as_text()
+
+
+@pytest.mark.parametrize("module", ["fabricgen.aspath", "fabricgen.lab.topology", "fabricgen.lab.kernel", "fabricgen.lab.drill"])
+def test_doctests(module: str) -> None:
+    failed, attempted = doctest.testmod(importlib.import_module(module))
+    assert attempted and not failed
