@@ -18,7 +18,7 @@ from fabricgen.catalog import platforms
 from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
 from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Plan
+from fabricgen.model import Pin, Plan
 
 Check = Callable[[Plan, dict[str, Any], SourceMap], Iterable[Diagnostic]]
 
@@ -62,14 +62,27 @@ def _first_path(source: SourceMap, *candidates: PathKey) -> PathKey:
     return candidates[-1]
 
 
-def _pinned_addresses(doc: dict[str, Any]) -> dict[str, PathKey]:
-    pins: dict[str, PathKey] = {}
-    for key in ("spines", "leaves"):
-        for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-            for field in ("loopback", "management"):
-                if field in node:
-                    pins[node[field]] = (key, "nodes", position, field)
+def _pinned(plan: Plan, field: str) -> dict[str, Pin]:
+    """Device name -> the pin of `field` on it (the plan keeps every pin with its position)."""
+    return {pin.device: pin for pin in plan.pins if pin.key == field}
+
+
+def _pinned_addresses(plan: Plan) -> dict[str, Pin]:
+    """Pinned loopback and management address -> its pin."""
+    by_name = {d.name: d for d in plan.devices}
+    pins: dict[str, Pin] = {}
+    for pin in plan.pins:
+        if pin.key in ("loopback", "management"):
+            device = by_name[pin.device]
+            pins[device.loopback if pin.key == "loopback" else device.management] = pin
     return pins
+
+
+def _at(source: SourceMap, where: PathKey | Pin, message: str, hint: str = "") -> Diagnostic:
+    """A diagnostic at a key path, or at a pinned value's own position."""
+    if isinstance(where, Pin):
+        return Diagnostic(message, where.path, source.file, where.line, where.column, hint)
+    return source.diagnostic(where, message, hint=hint)
 
 
 def check_names(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -90,7 +103,7 @@ def check_names(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
 
 
 def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    pins = _pinned_addresses(doc)
+    pins = _pinned_addresses(plan)
     # One dict entry per address; owners are formatted only for the (rare) clashes: at
     # 5,000 switches there are 600,000 addresses and a string each cost seconds.
     first: dict[str, tuple[str, str]] = {}
@@ -114,7 +127,7 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
                 own(nic.address, (server.name, f"nic{nic.nic}"))
     clashes = sorted((address, [f"{who} {what}" for who, what in users]) for address, users in clashing.items())
     for address, users in clashes[:MAX_LISTED]:
-        yield source.diagnostic(pins.get(address, ("addressing",)), f"address {address} is used more than once: {', '.join(sorted(users))}")
+        yield _at(source, pins.get(address, ("addressing",)), f"address {address} is used more than once: {', '.join(sorted(users))}")
     if len(clashes) > MAX_LISTED:
         yield source.diagnostic(("addressing",), f"... and {len(clashes) - MAX_LISTED} more addresses used more than once")
     asns: dict[int, list[str]] = defaultdict(list)
@@ -122,12 +135,12 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
         if device.role == "leaf" and device.asn:
             asns[device.asn].append(device.name)
     spine_asns = {d.asn for d in plan.devices if d.role == "spine"}
-    asn_pins = {
-        node["asn"]: ("leaves", "nodes", i, "asn") for i, node in enumerate(doc.get("leaves", {}).get("nodes", [])) if "asn" in node
-    }
+    leaf_asn = {d.name: d.asn for d in plan.devices if d.role == "leaf"}
+    asn_pins = {leaf_asn[name]: pin for name, pin in _pinned(plan, "asn").items() if name in leaf_asn}
     for asn, users in sorted(asns.items()):
         if len(users) > 1:
-            yield source.diagnostic(
+            yield _at(
+                source,
                 asn_pins.get(asn, ("bgp", "leaf_asn")),
                 f"ASN {asn} is used by several leaves: {', '.join(sorted(users))}",
                 hint="RFC 7938 gives each leaf its own ASN",
@@ -219,12 +232,11 @@ def check_roce(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[D
 
 
 def check_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    pins = _pinned(plan, "asn")
     for device in plan.devices:
         if device.asn > 4294967294:
-            yield source.diagnostic(
-                _node_path(doc, device.role, device.index, "asn") if device.role == "leaf" else ("bgp", "spine_asn"),
-                f"{device.name}: ASN {device.asn} is out of range (1-4294967294)",
-            )
+            default: PathKey = ("bgp", f"{device.role}_asn")
+            yield _at(source, pins.get(device.name, default), f"{device.name}: ASN {device.asn} is out of range (1-4294967294)")
 
 
 def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:

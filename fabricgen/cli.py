@@ -10,60 +10,24 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
 from fabricgen import __version__
-from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.pipeline import Checked, load_and_plan
+from fabricgen.analyze.cli import analyze
+from fabricgen.commands.common import EXIT_BAD_INPUT as EXIT_BAD_INPUT
+from fabricgen.commands.common import EXIT_INTERNAL as EXIT_INTERNAL
+from fabricgen.commands.common import checked_plan, err_console, run_stage
+from fabricgen.infiniband.cli import ib
+from fabricgen.lab.cli import lab
 
 if TYPE_CHECKING:
+    from fabricgen.context import RenderContext
     from fabricgen.model import Plan
-    from fabricgen.render import RenderContext
     from fabricgen.write import WriteSummary
-
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 70
-T = TypeVar("T")
-
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def print_diagnostics(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
-    for diagnostic in diagnostics:
-        style = "red" if diagnostic.is_error else "yellow"
-        err_console.print(diagnostic.format(), style=style, markup=False)
-
-
-def run_stage(action: Callable[[], T]) -> T:
-    """Run a pipeline step; on bad input print every problem and exit 2."""
-    try:
-        return action()
-    except FabricError as exc:
-        print_diagnostics(exc.diagnostics)
-        errors = sum(1 for d in exc.diagnostics if d.is_error)
-        err_console.print(f"{errors} error(s); nothing written.", style="bold red", markup=False)
-        sys.exit(EXIT_BAD_INPUT)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as exc:  # a bug of ours: say so plainly, keep the output untouched
-        err_console.print(
-            f"internal error: {type(exc).__name__}: {exc}; nothing written. Please report it with the inventory.",
-            style="bold red",
-            markup=False,
-        )
-        sys.exit(EXIT_INTERNAL)
-
-
-def checked_plan(inventory: Path) -> Checked:
-    checked = run_stage(lambda: load_and_plan(inventory))
-    print_diagnostics(checked.warnings)
-    return checked
-
 
 INVENTORY = click.argument("inventory", type=click.Path(path_type=Path))
 
@@ -145,8 +109,8 @@ def render(
     jobs: int,
 ) -> None:
     """Validate, plan, render and write INVENTORY's configs and artefacts."""
+    from fabricgen.context import RenderContext
     from fabricgen.loader import resolve_inventory_path
-    from fabricgen.render import RenderContext
     from fabricgen.templating import user_template_dirs
     from fabricgen.write import compare, write_tree
 
@@ -353,14 +317,6 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
     return differs
 
 
-from fabricgen.analyze.cli import analyze  # noqa: E402  (registered after `main` exists)
-
 main.add_command(analyze)
-
-from fabricgen.infiniband.cli import ib  # noqa: E402  (the group imports helpers from this module)
-
 main.add_command(ib)
-
-from fabricgen.lab.cli import lab  # noqa: E402  (the group imports helpers from this module)
-
 main.add_command(lab)

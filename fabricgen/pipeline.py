@@ -11,7 +11,7 @@ from fabricgen.checks import check_plan
 from fabricgen.diagnostics import Diagnostic, FabricError, raise_if_errors
 from fabricgen.loader import load_inventory, resolve_inventory_path
 from fabricgen.model import Plan
-from fabricgen.planner import build_plan
+from fabricgen.plan.build import build_plan
 from fabricgen.schema import apply_defaults, validate_document
 
 

@@ -13,20 +13,12 @@ from __future__ import annotations
 
 import re
 
-SPEED_PATTERN = r"^[1-9][0-9]{0,4}G$"
-SIZE_PATTERN = r"^[0-9]{1,9}(B|KB|MB)$"
-LENGTH_PATTERN = r"^[0-9]{1,5}(\.[0-9]{1,2})?m$"
-
 _SIZE_FACTORS = {"B": 1, "KB": 1000, "MB": 1000_000}
 
 
 def speed_gbps(text: str) -> int:
     """`400G` -> 400 (Gbit/s)."""
     return int(text[:-1])
-
-
-def format_speed(gbps: int) -> str:
-    return f"{gbps}G"
 
 
 def size_bytes(text: str) -> int:

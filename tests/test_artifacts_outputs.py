@@ -196,27 +196,31 @@ def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> No
     assert "mlnx_qos -i ${NIC1_NETDEV} --trust dscp" in page
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_cables_are_chosen_once_per_render(jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cabling plan and the BOM share one media decision per cable (RenderContext.memo), also with -j,
-    and the memo is not kept after the render."""
-    from fabricgen.artifacts import media
-    from fabricgen.render import PRODUCERS, render_files
-
+def test_every_link_of_the_plan_carries_its_media() -> None:
+    """The planner chooses the media (a physical fact), so the cabling plan and the BOM read one
+    decision per cable and `validate` can refuse what no medium reaches."""
     plan = _plan("cluster-3tier")
-    calls: list[int] = []
-    real = media.cables
+    assert plan.links and all(link.media is not None for link in plan.links)
+    rows = _rows(cabling(plan, RenderContext())["cabling.csv"])
+    by_a = {(r["side_a_device"], r["side_a_name"]): r for r in rows}
+    for link in plan.links:
+        assert link.media is not None
+        assert by_a[(link.a.device, link.a.interface)]["type"] == link.media.netbox_type
 
-    def counting(p: Plan) -> list[media.Cable]:
-        calls.append(1)
-        return real(p)
 
-    monkeypatch.setattr(media, "cables", counting)
-    context = RenderContext(jobs=jobs)
-    files = render_files(plan, context, PRODUCERS)
-    assert {"cabling.csv", "bom.csv"} <= files.keys()
-    assert context.memo == {}
-    if jobs == 1:  # with -j the count happens in the worker
-        assert len(calls) == 1
-    else:
-        assert files == render_files(plan, RenderContext(jobs=1), PRODUCERS)
+def test_validate_reports_an_overlong_cable_once_with_its_line(tmp_path: Path) -> None:
+    """20 km at every leaf-spine cable: one error at `cabling.length.leaf-spine`, not one per cable."""
+    from click.testing import CliRunner
+
+    from fabricgen.cli import main
+
+    path = _with_overrides(tmp_path, "")
+    text = path.read_text(encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "leaf-spine: 30m" in row)
+    path.write_text(text.replace("leaf-spine: 30m", "leaf-spine: 20000m"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    errors = [row for row in result.output.splitlines() if "no cable medium" in row]
+    assert len(errors) == 1, result.output
+    assert f"{path}:{line}:" in errors[0]
+    assert "cabling.length.leaf-spine" in errors[0]

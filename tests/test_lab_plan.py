@@ -187,7 +187,9 @@ def test_report_json_names_the_failed_check() -> None:
     assert "FAIL (lldp)" in report.as_text()
 
 
-@pytest.mark.parametrize("module", ["fabricgen.aspath", "fabricgen.lab.topology", "fabricgen.lab.kernel", "fabricgen.lab.drill"])
+@pytest.mark.parametrize(
+    "module", ["fabricgen.plan.passes.aspath", "fabricgen.lab.topology", "fabricgen.lab.kernel", "fabricgen.lab.drill"]
+)
 def test_doctests(module: str) -> None:
     failed, attempted = doctest.testmod(importlib.import_module(module))
     assert attempted and not failed

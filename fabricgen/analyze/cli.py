@@ -99,20 +99,17 @@ def analyze(
     from fabricgen.analyze import report
     from fabricgen.analyze.job import job_settings, resolve_all
     from fabricgen.analyze.topology import TopologyError, fabric_of
-    from fabricgen.cli import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
-    from fabricgen.loader import load_inventory, resolve_inventory_path
-    from fabricgen.schema import apply_defaults
+    from fabricgen.commands.common import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
+    from fabricgen.plan.passes.sources import job_source
 
     checked = checked_plan(inventory)
     plan = checked.plan
-    document = load_inventory(inventory, str(resolve_inventory_path(inventory)))
-    doc = apply_defaults(document.data)
     given = {
         key.replace("__", "."): (int(value) if key == "bytes_per_gradient" else value)
         for key, value in overrides.items()
         if value is not None
     }
-    names = sorted(doc.get("jobs") or {})
+    names = [job.name for job in plan.jobs]
     if only is not None and names and only not in names:
         err_console.print(f"--job: no job '{only}' under jobs: (there are: {', '.join(names)})", style="red", markup=False)
         sys.exit(EXIT_BAD_INPUT)
@@ -121,8 +118,8 @@ def analyze(
     except TopologyError as exc:
         err_console.print(f"{plan.source}: {exc}", style="red", markup=False)
         sys.exit(EXIT_BAD_INPUT)
-    settings = job_settings(doc, given, only)
-    jobs = run_stage(lambda: resolve_all(settings, fabric, document.source))
+    settings = job_settings({"jobs": {job.name: job.settings for job in plan.jobs}}, given, only)
+    jobs = run_stage(lambda: resolve_all(settings, fabric, job_source(plan.source, plan.jobs)))
     options = report.Options(compare=compare, simulate=simulate, trials=trials, seed=seed, flows_per_connection=flows_per_connection)
     result = report.analyse(plan, fabric, jobs, options)
     if output_format == "json":

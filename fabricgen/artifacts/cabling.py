@@ -8,14 +8,9 @@ Markdown table shows them as columns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key
-from fabricgen.artifacts.media import Cable, cables, render_cables
-from fabricgen.model import Plan
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
+from fabricgen.context import RenderContext
+from fabricgen.model import Choice, Link, Plan
 
 NETBOX_COLUMNS = (
     "side_a_device",
@@ -33,21 +28,24 @@ NETBOX_COLUMNS = (
 )
 
 
-def sorted_cables(plan: Plan, chosen: list[Cable] | None = None) -> list[Cable]:
-    """The cables in A-device, A-port order; `chosen` is `cables(plan)` when already known."""
-    return sorted(
-        cables(plan) if chosen is None else chosen,
-        key=lambda c: (natural_key(c.link.a.device), natural_key(c.link.a.interface), natural_key(c.link.z.device)),
-    )
+def sorted_cables(plan: Plan) -> list[Link]:
+    """The cables in A-device, A-port order."""
+    return sorted(plan.links, key=lambda c: (natural_key(c.a.device), natural_key(c.a.interface), natural_key(c.z.device)))
 
 
-def cable_label(cable: Cable) -> str:
+def cable_label(cable: Link) -> str:
     """Stable under growth: derived from the two ends, not from a running number."""
-    return f"{cable.link.a.device}:{cable.link.a.interface}--{cable.link.z.device}:{cable.link.z.interface}"
+    return f"{cable.a.device}:{cable.a.interface}--{cable.z.device}:{cable.z.interface}"
 
 
-def parts(cable: Cable) -> str:
-    choice = cable.choice
+def media(cable: Link) -> Choice:
+    """The media the planner chose (every link of a finished plan has one)."""
+    assert cable.media is not None, cable
+    return cable.media
+
+
+def parts(cable: Link) -> str:
+    choice = media(cable)
     if choice.kind == "copper":
         return choice.cable_part
     ends = choice.a_optic if choice.a_optic == choice.z_optic else f"{choice.a_optic} / {choice.z_optic}"
@@ -55,34 +53,34 @@ def parts(cable: Cable) -> str:
 
 
 def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
-    rows = sorted_cables(plan, render_cables(plan, context))
+    rows = sorted_cables(plan)
     csv_rows = [
         (
-            c.link.a.device,
+            c.a.device,
             "dcim.interface",
-            c.link.a.interface,
-            c.link.z.device,
+            c.a.interface,
+            c.z.device,
             "dcim.interface",
-            c.link.z.interface,
-            c.choice.netbox_type,
+            c.z.interface,
+            media(c).netbox_type,
             "planned",
             cable_label(c),
-            metres(c.link.length_m),
+            metres(c.length_m),
             "m",
-            f"{c.link.speed}G {c.choice.variant}: {parts(c)}",
+            f"{c.speed}G {media(c).variant}: {parts(c)}",
         )
         for c in rows
     ]
     md_rows = [
         (
-            c.link.a.device,
-            c.link.a.interface,
-            c.link.z.device,
-            c.link.z.interface,
-            f"{c.link.speed}G",
-            c.choice.variant,
+            c.a.device,
+            c.a.interface,
+            c.z.device,
+            c.z.interface,
+            f"{c.speed}G",
+            media(c).variant,
             parts(c),
-            metres(c.link.length_m),
+            metres(c.length_m),
         )
         for c in rows
     ]

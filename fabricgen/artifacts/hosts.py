@@ -9,13 +9,9 @@ differ per host, so the scripts take them from variables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fabricgen.artifacts.common import csv_text
+from fabricgen.context import RenderContext
 from fabricgen.model import Plan, RocePolicy, Server, ServerNic
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
 
 COLUMNS = (
     "server",

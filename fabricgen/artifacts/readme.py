@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.common import md_table
+from fabricgen.context import RenderContext
 from fabricgen.model import Plan
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
 
 DETAIL_LIMIT = 64
 """Most switch-to-switch edges drawn one by one; beyond this the diagram aggregates by tier."""
@@ -171,7 +168,7 @@ def _infiniband(plan: Plan) -> str:
     ib = plan.infiniband
     if ib is None:
         return ""
-    sms = md_table(("subnet manager", "priority", "GUID"), ((s.host, s.priority, s.guid) for s in ib.subnet_managers))
+    sms = md_table(("subnet manager", "priority", "GUID"), ((s.host, s.priority, s.port_guid) for s in ib.subnet_managers))
     parts = md_table(
         ("partition", "P_Key", "membership", "IPoIB", "MTU", "rate", "SL", "members"),
         (

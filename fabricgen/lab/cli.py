@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from fabricgen.commands.common import EXIT_BAD_INPUT, checked_plan, err_console
+
 INVENTORY = click.argument("inventory", type=click.Path(path_type=Path))
 CAP_NET_ADMIN = 12
 
@@ -26,14 +28,12 @@ def has_net_admin() -> bool:
 
 
 def _refuse(message: str) -> None:
-    from fabricgen.cli import EXIT_BAD_INPUT, err_console  # not at the top: fabricgen.cli registers this group
 
     err_console.print(message, style="red", markup=False)
     sys.exit(EXIT_BAD_INPUT)
 
 
 def _topology(inventory: Path, need_root: bool = True) -> object:
-    from fabricgen.cli import checked_plan
     from fabricgen.lab.daemons import frr_installed, lldpd_installed
     from fabricgen.lab.topology import LabUnsupported, lab_topology
 
@@ -72,8 +72,6 @@ def verify(inventory: Path, as_json: bool, no_drill: bool) -> None:
     try:
         report = run_verify(topology, names=names)
     except LabError as exc:  # the lab could not be built (e.g. FRR refused a rendered config): a failure, cleaned up
-        from fabricgen.cli import err_console
-
         err_console.print(f"lab {topology.fabric}: {exc}", style="red", markup=False)
         sys.exit(1)
     click.echo(report.as_json() if as_json else report.as_text(), nl=False)
