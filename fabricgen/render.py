@@ -1,7 +1,7 @@
 """Render: a plan -> the files of `build/<fabric>/`, as a mapping of relative path to text.
 
 Each producer is a function `(plan, context) -> {path: text}` with one job (device configs,
-plan.json, Ansible inventory, ...). Producers only read the plan. `render_files` runs them all
+the plan fragments, Ansible inventory, ...). Producers only read the plan. `render_files` runs them all
 and normalises every file: no trailing whitespace, no runs of blank lines, one final newline.
 """
 
@@ -18,7 +18,7 @@ from fabricgen.context import RenderContext as RenderContext  # re-exported: pro
 from fabricgen.infiniband.render import opensm_files
 from fabricgen.model import Device, Plan
 from fabricgen.parallel import fan_out, run_units, slices
-from fabricgen.serialize import plan_json
+from fabricgen.serialize import plan_fragments
 from fabricgen.templating import environment
 from fabricgen.yamlemit import yaml_text
 
@@ -30,7 +30,7 @@ _ASCII_TRAILING = tuple(f"{c}\n" for c in " \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
 def tidy(text: str) -> str:
     """Strip trailing whitespace, collapse blank-line runs, end with exactly one newline.
 
-    Text that is tidy already (plan.json: hundreds of megabytes at scale) is returned as it is
+    Text that is tidy already (most configs) is returned as it is
     after one regular-expression scan instead of being split into lines."""
     if _is_tidy(text):
         return text
@@ -88,7 +88,9 @@ def _render_devices(shared: tuple[Plan, RenderContext, tuple[Device, ...]], star
 
 
 def plan_file(plan: Plan, context: RenderContext) -> dict[str, str]:
-    return {"plan.json": plan_json(plan)}
+    """`plan/fabric.json` and `plan/devices/<name>.json` (see fabricgen.serialize): a change to
+    one device rewrites its fragment and its neighbours', not the whole plan."""
+    return plan_fragments(plan)
 
 
 _PLURAL = {"leaf": "leaves"}
@@ -160,7 +162,7 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
 PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, ansible_host_vars, *ARTIFACT_PRODUCERS, opensm_files)
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})
 """Producers whose text is tidy by construction (orjson never writes trailing blanks): at
-5,000 switches plan.json is ~400 MB, and scanning it again costs seconds."""
+5,000 switches the plan fragments are ~200 MB, and scanning them again costs time."""
 
 
 def render_files(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS) -> dict[str, str]:
@@ -168,7 +170,7 @@ def render_files(plan: Plan, context: RenderContext, producers: Iterable[Produce
 
     With `context.jobs` above 1 the work is spread over forked processes: device configs in
     slices, every other producer whole, while producers whose output is too large to send back
-    (plan.json) run in this process. The result is sorted, so it is the same for any N."""
+    (the plan fragments) run in this process. The result is sorted, so it is the same for any N."""
     producers = tuple(producers)
     if context.jobs > 1:
         return dict(sorted(_render_parallel(plan, context, producers).items()))

@@ -1,5 +1,13 @@
 """The plan as JSON: stable key order, no floats that vary, one trailing newline.
 
+Two shapes. `plan_json` is the whole plan as one indented document (`fabricgen plan --format
+json`, for tools that want everything at once). `plan_fragments` is what `render` writes into
+the build folder: `plan/fabric.json` (fabric-wide facts and an index of the devices) and
+`plan/devices/<name>.json` (one per device), each a JSON object with a key per line and a list's
+items one compact object per line. A one-leaf change then rewrites a handful of small files
+instead of one document of hundreds of megabytes, and a line diff shows whole items (an
+interface, a neighbor, a link). Joined back (`join_fragments`), they are `plan_json`'s data.
+
 Encoded by orjson, which walks the frozen dataclasses natively in C: a 5,000-switch plan is
 hundreds of megabytes of JSON, and the standard library's pure-Python indenting encoder
 needs tens of seconds for it. The text is `json.dumps(to_data(plan), indent=2,
@@ -52,6 +60,11 @@ def to_data(value: Any) -> Any:
 
 def plan_json(plan: Plan) -> str:
     """The same data as `to_data(plan)`, plus each oversubscription's ratio (4 decimals)."""
+    return orjson.dumps(_plan_data(plan), default=_fields_as_dict, option=_OPTIONS).decode("utf-8")
+
+
+def _plan_data(plan: Plan) -> dict[str, Any]:
+    """The plan's fields as a dict (values still dataclasses), source with "/" and ratios added."""
     data: dict[str, Any] = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
     data["source"] = plan.source.replace("\\", "/")
     data["oversubscription"] = [
@@ -63,4 +76,95 @@ def plan_json(plan: Plan) -> str:
         }
         for item in plan.oversubscription
     ]
-    return orjson.dumps(data, default=_fields_as_dict, option=_OPTIONS).decode("utf-8")
+    return data
+
+
+FABRIC_FRAGMENT = "plan/fabric.json"
+DEVICE_FRAGMENTS = "plan/devices"
+_INDEX_FIELDS = ("name", "role", "platform", "pod")
+"""What `plan/fabric.json` says of each device: enough to find its fragment and its platform."""
+_COMPACT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def plan_fragments(plan: Plan) -> dict[str, str]:
+    """`plan/fabric.json` and `plan/devices/<name>.json`: the plan split so each file changes
+    only with what it describes (see the module docstring).
+
+    A device's fragment holds its own fields plus `links` (the links whose `a` end it is, or whose `z`
+    end it is when the `a` end is a server) and
+    `servers` (the servers attached to it, for a leaf): at 5,000 switches the links alone are
+    over 100 MB, so they go with their device rather than into the fabric-wide file. Links or
+    servers naming no device of the plan stay in `plan/fabric.json`."""
+    data = _plan_data(plan)
+    names = {device.name for device in plan.devices}
+    links = _grouped(plan.links, names, lambda link: (link.a.device, link.z.device))
+    servers = _grouped(plan.servers, names, lambda server: (server.leaf,))
+    data["devices"] = [{key: getattr(device, key) for key in _INDEX_FIELDS} for device in plan.devices]
+    data["links"] = links.pop("", [])
+    data["servers"] = servers.pop("", [])
+    files = {FABRIC_FRAGMENT: lines_json(data)}
+    for device in plan.devices:
+        fields = _fields_as_dict(device)
+        fields["links"] = links.get(device.name, [])
+        fields["servers"] = servers.get(device.name, [])
+        files[f"{DEVICE_FRAGMENTS}/{device.name}.json"] = lines_json(fields)
+    return files
+
+
+def _grouped(items: tuple[Any, ...], names: set[str], owners: Callable[[Any], tuple[str, ...]]) -> dict[str, list[Any]]:
+    """Items by the first of their `owners` that is a device, in plan order; "" for items
+    owned by no device."""
+    groups: dict[str, list[Any]] = {}
+    for item in items:
+        name = next((candidate for candidate in owners(item) if candidate in names), "")
+        groups.setdefault(name, []).append(item)
+    return groups
+
+
+def _compact(value: Any) -> str:
+    return orjson.dumps(value, default=_fields_as_dict, option=_COMPACT).decode("utf-8")
+
+
+def lines_json(data: dict[str, Any]) -> str:
+    """A JSON object with sorted keys, a key per line, a non-empty list's items one per line.
+
+    >>> print(lines_json({"b": [1, {"y": 2, "x": 1}], "a": "z", "c": []}), end="")
+    {
+      "a": "z",
+      "b": [
+        1,
+        {"x":1,"y":2}
+      ],
+      "c": []
+    }
+    """
+    keys = sorted(data)
+    lines = ["{"]
+    for number, key in enumerate(keys, start=1):
+        value = data[key]
+        comma = "," if number < len(keys) else ""
+        head = f"  {_compact(key)}: "
+        if isinstance(value, list | tuple) and value:
+            lines.append(head + "[")
+            lines.append(",\n".join(f"    {_compact(item)}" for item in value))
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(head + _compact(value) + comma)
+    lines.append("}\n")
+    return "\n".join(lines)
+
+
+def join_fragments(fabric: dict[str, Any], devices: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The whole plan's data (as `plan_json` encodes it) from parsed fragments: `fabric` is
+    `plan/fabric.json`, `devices` maps a device's name to its parsed `plan/devices/<name>.json`.
+    Links and servers come grouped by device, in device order (the plan's own order within a
+    device), then those owned by no device."""
+    joined: dict[str, Any] = {**fabric, "devices": [], "links": [], "servers": []}
+    for entry in fabric["devices"]:
+        device = dict(devices[entry["name"]])
+        joined["links"].extend(device.pop("links"))
+        joined["servers"].extend(device.pop("servers"))
+        joined["devices"].append(device)
+    joined["links"].extend(fabric["links"])
+    joined["servers"].extend(fabric["servers"])
+    return joined

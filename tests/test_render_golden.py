@@ -1,5 +1,5 @@
 """Golden files: full configs of a spine and a leaf of every platform in every RoCE example,
-and the plan.json of the smallest fixture. Update with `pytest --update-goldens` and review the
+and the plan fragments (plan/fabric.json, plan/devices/*.json) of the smallest fixture. Update with `pytest --update-goldens` and review the
 diff like code."""
 
 from __future__ import annotations
@@ -18,6 +18,6 @@ def test_device_config_golden(golden: Any) -> None:
 
 
 @pytest.mark.golden_test("goldens/plans/*.yml")
-def test_plan_json_golden(golden: Any) -> None:
+def test_plan_fragments_golden(golden: Any) -> None:
     _, files = rendered(golden["inventory"])
-    assert files["plan.json"] == golden.out["plan_json"]
+    assert {path: text for path, text in files.items() if path.startswith("plan/")} == golden.out["plan_files"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.diffing.running import Remediation
+from fabricgen.serialize import FABRIC_FRAGMENT
 
 
 def read_configs(folder: Path) -> dict[str, str]:
@@ -22,13 +23,15 @@ def read_configs(folder: Path) -> dict[str, str]:
 
 
 def rendered_from_build(out: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """Rendered configs and each device's platform, from a build folder (configs/ and plan.json)."""
+    """Rendered configs and each device's platform, from a build folder (configs/ and the
+    device index of plan/fabric.json; a build folder from before the split has plan.json)."""
+    index = out / FABRIC_FRAGMENT
+    if not index.exists() and (out / "plan.json").exists():
+        index = out / "plan.json"
     try:
-        plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+        plan = json.loads(index.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise FabricError(
-            [Diagnostic(f"{out / 'plan.json'}: cannot read the rendered plan ({exc}); render first or give the INVENTORY")]
-        ) from None
+        raise FabricError([Diagnostic(f"{index}: cannot read the rendered plan ({exc}); render first or give the INVENTORY")]) from None
     platform_of = {d["name"]: d["platform"] for d in plan["devices"]}
     configs = {name: text for name, text in read_configs(out / "configs").items() if name in platform_of}
     return configs, platform_of
