@@ -8,6 +8,11 @@ belongs to that size alone and no cache warmed by a smaller size helps a larger 
   3t-<P>    3 tiers, P pods x (32 leaves + 32 spines) under 32 planes of 32 super-spines,
             all 64 x 400G switches, 1:1 on every tier; 3t-64 = 5,120 switches, 65,536 GPU ports
 
+The floor: in the same process, after the render, the same bytes are produced by joining each
+file's lines (split beforehand, untimed) and written into a fresh folder with no logic at all;
+"x floor" is the pipeline's time over that floor's (validate + plan + render + write against
+join + write), as wall-clock and as CPU time (the fairer figure on a loaded machine). Peak memory is read before the floor runs, so it is the pipeline's alone.
+
 After the full render the benchmark pins one leaf's ASN (a one-leaf change), renders again
 into the same folder and reports the time and how many files were rewritten (write.py keeps
 unchanged files as they are). Timings are wall-clock seconds on this machine; nothing here is
@@ -83,6 +88,24 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
+def floor_seconds(files: dict[str, str], folder: Path) -> tuple[float, float]:
+    """Wall and CPU seconds to join each file's lines and write the bytes, folders included: the
+    least any generator of these files must spend. The split into lines is not counted."""
+    spent = cpu = 0.0
+    made: set[Path] = set()
+    for rel, text in files.items():
+        lines = text.split("\n")
+        start, cpu_start = time.perf_counter(), time.process_time()
+        path = folder / rel
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        path.write_bytes("\n".join(lines).encode("utf-8"))
+        spent += time.perf_counter() - start
+        cpu += time.process_time() - cpu_start
+    return spent, cpu
+
+
 def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     """One size, in this (fresh) process: every stage timed separately."""
     from fabricgen.checks import check_plan
@@ -97,7 +120,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     out = work / "out"
     source.write_text(inventory(size), encoding="utf-8")
 
-    def pipeline() -> tuple[dict[str, float], object, int, int]:
+    def pipeline() -> tuple[dict[str, float], object, dict[str, str], int]:
         times: dict[str, float] = {}
         start = time.perf_counter()
         document = load_inventory(source)
@@ -116,12 +139,17 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         start = time.perf_counter()
         summary = write_tree(out, files)
         times["write"] = time.perf_counter() - start
-        return times, plan, len(files), len(summary.added) + len(summary.changed)
+        return times, plan, files, len(summary.added) + len(summary.changed)
 
     cpu_start = _cpu_seconds()
-    times, plan, files, _written = pipeline()
+    times, plan, rendered, _written = pipeline()
     total = sum(times.values())
     cpu = _cpu_seconds() - cpu_start
+    peak_mb = _peak_mb()
+    files = len(rendered)
+    output_mb = sum(len(text) for text in rendered.values()) / 1e6
+    floor, floor_cpu = floor_seconds(rendered, work / "floor")
+    del rendered
     devices = plan.devices  # type: ignore[attr-defined]
     gpu_ports = sum(len(s.nics) for s in plan.servers)  # type: ignore[attr-defined]
     links = len(plan.links)  # type: ignore[attr-defined]
@@ -138,7 +166,12 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         "total": round(total, 3),
         "cpu": round(cpu, 3),
         "ms_per_switch": round(total / len(devices) * 1000, 3),
-        "peak_mb": round(_peak_mb(), 1),
+        "peak_mb": round(peak_mb, 1),
+        "output_mb": round(output_mb, 1),
+        "floor": round(floor, 3),
+        "x_floor": round(total / floor, 2),
+        "floor_cpu": round(floor_cpu, 3),
+        "x_floor_cpu": round(cpu / floor_cpu, 2),
         "rerender": round(sum(re_times.values()), 3),
         "rerender_write": round(re_times["write"], 3),
         "us_per_link": round(total / links * 1e6, 1),
@@ -174,6 +207,11 @@ def main() -> None:
         "ms/switch",
         "µs/link",
         "peak MB",
+        "output MB",
+        "floor s",
+        "x floor",
+        "floor CPU s",
+        "x floor (CPU)",
         "re-render s (write s)",
         "rewritten",
     )
@@ -191,7 +229,7 @@ def main() -> None:
     for r in rows:
         cells = (
             r["size"], f"{r['switches']:,}", f"{r['gpu_ports']:,}", r["validate"], r["plan"], r["render"], r["write"],
-            r["total"], r["cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']}",
+            r["total"], r["cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']}",
         )  # fmt: skip
         print("| " + " | ".join(str(c) for c in cells) + " |")
     per = [float(r["ms_per_switch"]) for r in rows]

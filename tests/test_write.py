@@ -89,8 +89,8 @@ def test_render_check_detects_stale_output(tmp_path: Path) -> None:
     inventory = str(EXAMPLES / "pod-roce-400g")
     assert runner.invoke(main, ["render", inventory, "-o", str(out), "-q"]).exit_code == 0
     assert runner.invoke(main, ["render", inventory, "-o", str(out), "--check"]).exit_code == 0
-    (out / "plan.json").write_text("{}\n")
+    (out / "plan" / "fabric.json").write_text("{}\n")
     stale = runner.invoke(main, ["render", inventory, "-o", str(out), "--check"])
     assert stale.exit_code == 1
-    assert "changed:" in stale.stdout and "plan.json" in stale.stdout
-    assert (out / "plan.json").read_text() == "{}\n"
+    assert "changed:" in stale.stdout and "plan/fabric.json" in stale.stdout
+    assert (out / "plan" / "fabric.json").read_text() == "{}\n"
