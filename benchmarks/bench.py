@@ -120,7 +120,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     out = work / "out"
     source.write_text(inventory(size), encoding="utf-8")
 
-    def pipeline() -> tuple[dict[str, float], object, dict[str, str], int]:
+    def pipeline() -> tuple[dict[str, float], object, dict[str, str], tuple[int, int]]:
         times: dict[str, float] = {}
         start = time.perf_counter()
         document = load_inventory(source)
@@ -139,7 +139,8 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         start = time.perf_counter()
         summary = write_tree(out, files)
         times["write"] = time.perf_counter() - start
-        return times, plan, files, len(summary.added) + len(summary.changed)
+        written = [*summary.added, *summary.changed]
+        return times, plan, files, (len(written), sum(len(files[rel]) for rel in written))
 
     cpu_start = _cpu_seconds()
     times, plan, rendered, _written = pipeline()
@@ -155,7 +156,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     links = len(plan.links)  # type: ignore[attr-defined]
     del plan
     source.write_text(inventory(size, pinned_leaf_asn=4000000000), encoding="utf-8")
-    re_times, _plan, _files, rewritten = pipeline()
+    re_times, _plan, _files, (rewritten, rewritten_chars) = pipeline()
     return {
         "size": size,
         "switches": len(devices),
@@ -176,6 +177,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         "rerender_write": round(re_times["write"], 3),
         "us_per_link": round(total / links * 1e6, 1),
         "rewritten": rewritten,
+        "rewritten_mb": round(rewritten_chars / 1e6, 2),
     }
 
 
@@ -229,7 +231,7 @@ def main() -> None:
     for r in rows:
         cells = (
             r["size"], f"{r['switches']:,}", f"{r['gpu_ports']:,}", r["validate"], r["plan"], r["render"], r["write"],
-            r["total"], r["cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']}",
+            r["total"], r["cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']} ({r['rewritten_mb']} MB)",
         )  # fmt: skip
         print("| " + " | ".join(str(c) for c in cells) + " |")
     per = [float(r["ms_per_switch"]) for r in rows]
