@@ -60,7 +60,11 @@ def roce_qos() -> dict[str, Any]:
                 "priority_flow_control": {
                     "enabled": True,
                     "priorities": [{"priority": 3, "no_drop": True}],
-                    "watchdog": {"enabled": True, "action": "drop", "timer": {"timeout": 0.2, "polling_interval": 0.1, "recovery_time": 0.4}},
+                    "watchdog": {
+                        "enabled": True,
+                        "action": "drop",
+                        "timer": {"timeout": 0.2, "polling_interval": 0.1, "recovery_time": 0.4},
+                    },
                 },
             }
         ],
@@ -173,7 +177,9 @@ def _usage(start: float) -> dict[str, float]:
 
 def _child(tool: str, python: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix=f"peers-{tool}-") as tmp:
-        done = subprocess.run([python, __file__, "--one", tool, "--out", str(Path(tmp) / "out")], check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            [python, __file__, "--one", tool, "--out", str(Path(tmp) / "out")], check=True, capture_output=True, text=True
+        )
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -191,12 +197,16 @@ def main() -> None:
     except ImportError:
         raise SystemExit("pyavd is not importable: see this file's docstring for the one-line install") from None
     rows = {"fabricgen": _child("fabricgen", args.fabricgen_python), f"pyavd {pyavd.__version__}": _child("pyavd", sys.executable)}
-    print(f"# {SPINES} spines x {LEAVES} leaves, RoCE QoS; Python {platform.python_version()}, {os.cpu_count()} CPU(s), load {os.getloadavg()[0]:.1f}")
+    print(
+        f"# {SPINES} spines x {LEAVES} leaves, RoCE QoS; Python {platform.python_version()}, {os.cpu_count()} CPU(s), load {os.getloadavg()[0]:.1f}"
+    )
     print("| tool | files | wall s | CPU s | peak MB |\n|---|---|---|---|---|")
     for name, row in rows.items():
         print(f"| {name} | {int(row['files'])} | {row['wall']:.2f} | {row['cpu']:.2f} | {row['peak_mb']:.0f} |")
     first, second = rows.values()
-    print(f"\npyavd / fabricgen: wall {second['wall'] / first['wall']:.1f}x, CPU {second['cpu'] / first['cpu']:.1f}x, peak memory {second['peak_mb'] / first['peak_mb']:.1f}x")
+    print(
+        f"\npyavd / fabricgen: wall {second['wall'] / first['wall']:.1f}x, CPU {second['cpu'] / first['cpu']:.1f}x, peak memory {second['peak_mb'] / first['peak_mb']:.1f}x"
+    )
 
 
 if __name__ == "__main__":

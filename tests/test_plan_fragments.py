@@ -26,7 +26,11 @@ def test_fragments_join_into_the_whole_plan() -> None:
     files = plan_fragments(plan)
     assert set(files) == {FABRIC_FRAGMENT} | {f"plan/devices/{d.name}.json" for d in plan.devices}
     fabric = json.loads(files[FABRIC_FRAGMENT])
-    devices = {path.removeprefix("plan/devices/").removesuffix(".json"): json.loads(text) for path, text in files.items() if path != FABRIC_FRAGMENT}
+    devices = {
+        path.removeprefix("plan/devices/").removesuffix(".json"): json.loads(text)
+        for path, text in files.items()
+        if path != FABRIC_FRAGMENT
+    }
     joined, whole = join_fragments(fabric, devices), json.loads(plan_json(plan))
     assert whole["links"] and whole["servers"]
     for grouped in ("links", "servers"):  # grouped by device: the same items, in another order
@@ -40,9 +44,9 @@ def test_each_list_item_is_one_line() -> None:
     leaf = next(d for d in plan.devices if d.role == "leaf")
     text = plan_fragments(plan)[f"plan/devices/{leaf.name}.json"]
     lines = text.splitlines()
-    assert sum(1 for line in lines if line.startswith('    {"address"')) == len(leaf.bgp_neighbors) + sum(
-        1 for i in leaf.interfaces
-    ), "one line per interface and per BGP neighbor"
+    assert sum(1 for line in lines if line.startswith('    {"address"')) == len(leaf.bgp_neighbors) + sum(1 for i in leaf.interfaces), (
+        "one line per interface and per BGP neighbor"
+    )
     assert json.loads(text)["name"] == leaf.name
 
 
