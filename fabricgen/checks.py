@@ -285,10 +285,11 @@ def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable
                     )
         elif device.role == "spine":
             down = sum(1 for i in device.interfaces if i.role == "downlink")
-            if down > device.ports_total:
+            radix = device.ports_total * max((b.count for b in device.breakouts), default=1)
+            if down > radix:
                 yield source.diagnostic(
                     ("leaves",),
-                    f"{device.name} ({device.model}, radix {device.ports_total}) would need {down} leaf-facing ports: a two-tier fat tree of radix {device.ports_total} holds at most {device.ports_total} leaf links per spine",
+                    f"{device.name} ({device.model}, radix {radix}) would need {down} leaf-facing ports: a two-tier fat tree of radix {radix} holds at most {radix} leaf links per spine",
                     hint="use fewer leaves or uplinks.per_spine, or a three-tier fabric",
                 )
 

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from fabricgen import allocate
 from fabricgen.allocate import Layout, ipv4
-from fabricgen.catalog import models_for, platforms
+from fabricgen.catalog import models_for, nic_models, platforms
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.infiniband import plan as ib_plan
 from fabricgen.loader import SourceMap
@@ -38,6 +38,7 @@ from fabricgen.model import (
     Interface,
     Link,
     Model,
+    NicModel,
     Oversubscription,
     PeerGroup,
     Plan,
@@ -191,6 +192,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     rail_mode = servers_cfg.get("attachment", "leaf") == "rail"
     rails = (servers_cfg.get("rails") or ports_per_server) if rail_mode else 0
     problems.extend(_check_server_name(servers_cfg, fabric["name"], source))
+    nic_model = _nic_model(servers_cfg, source, problems)
     if problems:
         raise FabricError(problems)
 
@@ -454,7 +456,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
                     entry = rail_servers[server_name] = _RailServer(leaf.pod, unit, server_index, node_guid, first.name)
                 entry.nics.extend(nics)
             else:
-                servers.append(Server(server_name, leaf.name, server_index, node_guid, tuple(nics), leaf.pod))
+                servers.append(Server(server_name, leaf.name, server_index, node_guid, tuple(nics), leaf.pod, nic_model=nic_model.name))
         if server_mode == "subnet" and server_pool and servers_cfg["per_leaf"] and routed:
             vlan = servers_cfg["vlan"]
             interfaces.append(
@@ -497,7 +499,9 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
             )
         )
     for name, rs in rail_servers.items():
-        servers.append(Server(name, rs.leaf, rs.index, rs.node_guid, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit))
+        servers.append(
+            Server(name, rs.leaf, rs.index, rs.node_guid, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit, nic_model.name)
+        )
 
     # Spine to super-spine cables, spine by spine: each spine only looks at its plane.
     ss_uplink_slots = max_ss_index * per_ss
@@ -653,6 +657,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         warnings=tuple(warnings),
         pods=pod_count,
         rails=rails,
+        nics=(nic_model,),
     )
 
 
@@ -694,6 +699,16 @@ def _speeds(model: Model) -> str:
 
 def _placeholder_guid(prefix: int, kind: int, number: int) -> str:
     return f"0x{prefix | (kind << 28) | (number << 4):016x}"
+
+
+def _nic_model(servers_cfg: dict[str, Any], source: SourceMap, problems: list[Diagnostic]) -> NicModel:
+    """The catalog NIC model the servers' ports use (`servers.nic`); a diagnostic when unknown."""
+    known = nic_models()
+    name = servers_cfg["nic"]
+    if name not in known:
+        problems.append(source.diagnostic(("servers", "nic"), f"unknown NIC model '{name}'", hint=f"known: {', '.join(sorted(known))}"))
+        return next(iter(known.values()))
+    return known[name]
 
 
 def _check_server_name(servers_cfg: dict[str, Any], fabric: str, source: SourceMap) -> list[Diagnostic]:

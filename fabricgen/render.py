@@ -177,11 +177,11 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
     return files
 
 
-from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling  # noqa: E402  (artifacts import RenderContext only for typing)
+from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox  # noqa: E402  (artifacts import RenderContext only for typing)
 from fabricgen.infiniband.render import opensm_files  # noqa: E402  (imports RenderContext only for typing)
 
 PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, ansible_host_vars, *ARTIFACT_PRODUCERS, opensm_files)
-_SHARING: tuple[tuple[Producer, ...], ...] = ((cabling, bom),)
+_SHARING: tuple[tuple[Producer, ...], ...] = ((cabling, bom, netbox),)
 """Producers that read the same memoised data (`RenderContext.memo`): with `-j` they run in one
 worker, one after the other, so the data is computed once (cables: about 2 s at 5,000 switches)."""
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})

@@ -1,7 +1,9 @@
 """`bom.csv`: the optics and cables the cabling plan needs, per part type (and length for cables).
 
-Counts physical items: a cage broken out into several links holds one transceiver (or one
-breakout cable) whatever the number of links it serves; each fibre link needs one patch cord.
+Counts physical items: a shared cage (broken out, or a twin-port cage) holds one module (or one
+breakout / splitter cable) whatever the number of links it serves; each optical port a link uses
+takes its own patch cord (an 800G 2xDR4 link: two), links sharing one optical port share one
+1:N splitter cord.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ def bom_rows(plan: Plan, chosen: list[Cable] | None = None) -> list[tuple[str, s
     for cable in cables(plan) if chosen is None else chosen:
         choice = cable.choice
         length = metres(cable.link.length_m)
-        if choice.kind == "copper":
-            items[("cable", choice.cable_part, length)].add(choice.cable_key)
+        if choice.kind != "fibre":
+            items[("cable", choice.cable_part, length)].update(choice.cable_keys)
             continue
-        items[("fibre", choice.cable_part, length)].add(choice.cable_key)
+        items[("fibre", choice.cable_part, length)].update(choice.cable_keys)
         items[("transceiver", choice.a_optic, "")].add(choice.a_key)
         items[("transceiver", choice.z_optic, "")].add(choice.z_key)
     order = {"transceiver": 0, "cable": 1, "fibre": 2}

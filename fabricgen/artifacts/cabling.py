@@ -1,9 +1,11 @@
-"""`cabling.csv` (NetBox cable import) and `cabling.md` (the same cables for people).
+"""`cabling.csv` (NetBox cable import) and `cabling.md` (every link for people).
 
-One row per cable, A end (lower tier: server or leaf) to Z end (upper tier), sorted by A device
-and port. The CSV's columns are exactly the fields of NetBox's cable bulk import (NetBox
-rejects unknown column headers), so speed, medium and parts travel in `description`; the
-Markdown table shows them as columns.
+`cabling.md`: one row per link, A end (lower tier: server or leaf) to Z end (upper tier), sorted
+by A device and port. `cabling.csv`: one NetBox cable per physical cable that NetBox's CSV
+import can hold (one interface at each end); breakout and splitter cables, one physical cable
+serving several links, go to `netbox-breakout-cables.json` (fabricgen/artifacts/netbox.py). The
+CSV's columns are exactly the fields of NetBox's cable bulk import (NetBox rejects unknown column
+headers), so speed, medium and parts travel in `description`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key
 from fabricgen.artifacts.media import Cable, cables, render_cables
+from fabricgen.artifacts.netbox import breakout
 from fabricgen.model import Plan
 
 if TYPE_CHECKING:
@@ -48,10 +51,11 @@ def cable_label(cable: Cable) -> str:
 
 def parts(cable: Cable) -> str:
     choice = cable.choice
-    if choice.kind == "copper":
+    if choice.kind != "fibre":
         return choice.cable_part
     ends = choice.a_optic if choice.a_optic == choice.z_optic else f"{choice.a_optic} / {choice.z_optic}"
-    return f"{ends} + {choice.cable_part}"
+    cords = len(choice.cable_keys)
+    return f"{ends} + {cords} x {choice.cable_part}" if cords > 1 else f"{ends} + {choice.cable_part}"
 
 
 def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
@@ -72,6 +76,7 @@ def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
             f"{c.link.speed}G {c.choice.variant}: {parts(c)}",
         )
         for c in rows
+        if not breakout(c)
     ]
     md_rows = [
         (
@@ -86,6 +91,10 @@ def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
         )
         for c in rows
     ]
-    header = f"# Cabling plan: {plan.name}\n\n{len(rows)} cables, A end (lower tier) to Z end (upper tier). Import `cabling.csv` with NetBox's cable import (DCIM > Cables > Import).\n\n"
+    header = (
+        f"# Cabling plan: {plan.name}\n\n{len(rows)} links, A end (lower tier) to Z end (upper tier). Import `cabling.csv` with "
+        "NetBox's cable import (DCIM > Cables > Import) after the other NetBox files (docs/artifacts.md); breakout cables are "
+        "in `netbox-breakout-cables.json`.\n\n"
+    )
     table = md_table(("A device", "A port", "Z device", "Z port", "speed", "medium", "optics / cable", "length (m)"), md_rows)
     return {"cabling.csv": csv_text(NETBOX_COLUMNS, csv_rows), "cabling.md": header + table}

@@ -1,48 +1,30 @@
-"""Cable media: which cable or optics each link needs, from its length and both ends' cages.
+"""Cable media of every link of a plan, with the parts each cable needs and their identities.
 
-One pure function (`choose`) decides for a link; the cabling plan and the bill of materials
-both call it, so the two can never disagree. The reach table and part naming are data in
-`data/catalog.yml` (`optics:`), read once.
+The rule (which medium joins two ends over a length) is `fabricgen/media_rules.py`; this module
+gives it the facts of each end from the plan (switch cage or server NIC: form factor, lane rate,
+the module in the cage and how many links share it), then names the parts. The cabling plan,
+the BOM and the NetBox export all read `cables(plan)`, so they can never disagree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from fabricgen.catalog import catalog_section
+from fabricgen import media_rules as rules
 from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.model import Link, Model, Plan
+from fabricgen.model import Link, Model, NicModel, Plan
 
 if TYPE_CHECKING:
     from fabricgen.render import RenderContext
 
-
-@dataclass(frozen=True, slots=True)
-class Medium:
-    """One row of the reach table."""
-
-    name: str
-    kind: str
-    netbox_type: str
-    reach_m: float
-    fibre: str
-    variant: dict[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class OpticsTable:
-    media: tuple[Medium, ...]
-    part: str
-    cable_part: str
-    breakout_cable_part: str
+Key = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """The hardware at one end of a cable: the cage's form factor and native speed, and how
-    many links share the cage (1 unless it is broken out)."""
+    """The hardware at one end of a cable: the cage's form factor, the speed of the module (or
+    cable end) in it, how many links share that cage, and the lane rate of this link there."""
 
     device: str
     port: int
@@ -50,13 +32,21 @@ class End:
     form_factor: str
     cage_speed: int
     shared: int
+    lane_rate: int = 0
+    sub: int = 1
+
+    @property
+    def facts(self) -> rules.End:
+        return rules.End(self.form_factor, self.lane_rate, self.cage_speed, self.shared)
 
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """What one cable needs. `cable_part` is the copper cable or the fibre patch cord;
-    `a_optic`/`z_optic` the transceivers (empty for copper). `*_key` identify physical items
-    for counting: a broken-out cage holds one transceiver (or one breakout cable) for several links."""
+    """What one cable needs. `cable_part` is the copper/AOC cable or the fibre patch cord (a 1:N
+    splitter cord when several links share one optical port); `a_optic`/`z_optic` the
+    transceivers (empty for cables with built-in ends). `*_key(s)` identify physical items for
+    counting: a shared cage holds one module (or one breakout cable) for all its links, a twin-port
+    module's two optical ports take two cords."""
 
     medium: str
     variant: str
@@ -65,93 +55,76 @@ class Choice:
     cable_part: str
     a_optic: str
     z_optic: str
-    cable_key: tuple[str, ...]
-    a_key: tuple[str, ...]
-    z_key: tuple[str, ...]
+    cable_keys: tuple[Key, ...]
+    a_key: Key
+    z_key: Key
+
+    @property
+    def cable_key(self) -> Key:
+        return self.cable_keys[0]
 
 
-def _medium(name: str, entry: dict[str, Any]) -> Medium:
-    return Medium(
-        name=name,
-        kind=str(entry["kind"]),
-        netbox_type=str(entry["netbox_type"]),
-        reach_m=float(entry["reach_m"]),
-        fibre=str(entry.get("fibre", "")),
-        variant={str(k): str(v) for k, v in entry["variant"].items()},
-    )
-
-
-@cache
-def optics_table() -> OpticsTable:
-    optics = catalog_section("optics")
-    return OpticsTable(
-        media=tuple(_medium(name, entry) for name, entry in optics["media"].items()),
-        part=optics["part"],
-        cable_part=optics["cable_part"],
-        breakout_cable_part=optics["breakout_cable_part"],
-    )
-
-
-def _variant(medium: Medium, speed: int, far: End) -> str:
-    if far.shared > 1:
-        return medium.variant.get(f"{speed}@{far.cage_speed}", medium.variant[str(speed)])
-    return medium.variant[str(speed)]
-
-
-def _optic(table: OpticsTable, medium: Medium, speed: int, end: End, far: End) -> str:
-    if end.shared > 1:
-        return table.part.format(form_factor=end.form_factor, speed=end.cage_speed, variant=medium.variant[str(end.cage_speed)])
-    return table.part.format(form_factor=end.form_factor, speed=speed, variant=_variant(medium, speed, far))
-
-
-def _end_key(end: End) -> tuple[str, ...]:
+def _end_key(end: End) -> Key:
     return (end.device, str(end.port)) if end.shared > 1 else (end.device, end.interface)
 
 
-def _keys(kind: str, a: End, z: End) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(cable, A transceiver, Z transceiver) identities for counting physical items."""
-    if kind == "copper":
-        broken = a if a.shared > 1 else z if z.shared > 1 else None
-        cable_key = ("cable", *_end_key(broken)) if broken is not None else ("cable", *_end_key(a), *_end_key(z))
-        return cable_key, (), ()
-    return ("fibre", a.device, a.interface, z.device, z.interface), _end_key(a), _end_key(z)
-
-
-def choose(speed: int, length_m: float, a: End, z: End, table: OpticsTable | None = None) -> Choice | None:
-    """The first medium (in catalog order) that reaches `length_m` at `speed`, and its parts;
-    None when nothing reaches."""
-    table = table or optics_table()
-    for medium in table.media:
-        if length_m > medium.reach_m or str(speed) not in medium.variant:
-            continue
-        variant = _variant(medium, speed, z) if a.shared == 1 else _variant(medium, speed, a)
-        if medium.kind == "copper":
-            broken = a if a.shared > 1 else z if z.shared > 1 else None
-            if broken is not None:
-                far = z if broken is a else a
-                part = table.breakout_cable_part.format(
-                    form_factor=broken.form_factor,
-                    cage_speed=broken.cage_speed,
-                    count=broken.shared,
-                    far_form_factor=far.form_factor,
-                    speed=speed,
-                    variant=variant,
-                )
-            else:
-                form_factor = a.form_factor if a.form_factor == z.form_factor else f"{a.form_factor}-to-{z.form_factor}"
-                part = table.cable_part.format(form_factor=form_factor, speed=speed, variant=variant)
-            return Choice(medium.name, variant, medium.kind, medium.netbox_type, part, "", "", *_keys(medium.kind, a, z))
-        return Choice(
-            medium.name,
-            variant,
-            medium.kind,
-            medium.netbox_type,
-            medium.fibre,
-            _optic(table, medium, speed, a, z),
-            _optic(table, medium, speed, z, a),
-            *_keys(medium.kind, a, z),
+def _electrical(medium: rules.Medium, speed: int, a: End, z: End, table: rules.MediaTable) -> Choice:
+    """A cable with built-in ends: straight, or one breakout (splitter) cable per shared cage."""
+    broken = a if a.shared > 1 else z if z.shared > 1 else None
+    if a.shared > 1 and z.shared > 1:
+        part = table.cable_part.format(form_factor=_pair(a, z), speed=a.cage_speed, variant=medium.name)
+        key: Key = ("cable", *_end_key(a), *_end_key(z))
+    elif broken is not None:
+        far = z if broken is a else a
+        part = table.breakout_cable_part.format(
+            form_factor=broken.form_factor,
+            cage_speed=broken.cage_speed,
+            count=broken.shared,
+            far_form_factor=far.form_factor,
+            speed=speed,
+            variant=medium.name,
         )
-    return None
+        key = ("cable", *_end_key(broken))
+    else:
+        part = table.cable_part.format(form_factor=_pair(a, z), speed=speed, variant=medium.name)
+        key = ("cable", *_end_key(a), *_end_key(z))
+    return Choice(medium.name, medium.name, medium.kind, medium.netbox_type, part, "", "", (key,), (), ())
+
+
+def _pair(a: End, z: End) -> str:
+    return a.form_factor if a.form_factor == z.form_factor else f"{a.form_factor}-to-{z.form_factor}"
+
+
+def _fibre_keys(medium: rules.Medium, a: End, z: End, table: rules.MediaTable) -> tuple[str, tuple[Key, ...]]:
+    """The patch cord part and one identity per cord: a cord per optical port the link uses, or,
+    when several links share one optical port (NDR200 on a twin-port module), one 1:N splitter
+    cord per shared port."""
+    assert medium.a is not None and medium.z is not None
+    cords = rules.patch_cords(medium, a.facts, z.facts)
+    link: Key = ("fibre", a.device, a.interface, z.device, z.interface)
+    if cords > 0:
+        return medium.a.fibre, tuple((*link, str(i)) for i in range(cords))
+    shared, variant = (a, medium.a) if a.shared > medium.a.ports else (z, medium.z)
+    per_port = shared.shared // variant.ports
+    part = table.splitter_part.format(fibre=variant.fibre, count=per_port)
+    return part, (("splitter", shared.device, str(shared.port), str((shared.sub - 1) // per_port)),)
+
+
+def decide(speed: int, length_m: float, a: End, z: End, table: rules.MediaTable | None = None) -> Choice | None:
+    """The medium and parts for one cable; None when nothing in the catalog joins its ends."""
+    table = table or rules.media_table()
+    medium = rules.choose_medium(a.facts, z.facts, length_m, table)
+    return None if medium is None else parts_for(medium, speed, a, z, table)
+
+
+def parts_for(medium: rules.Medium, speed: int, a: End, z: End, table: rules.MediaTable) -> Choice:
+    """The parts a decided medium takes between these two ends, with their identities."""
+    if medium.a is None or medium.z is None:
+        return _electrical(medium, speed, a, z, table)
+    part, keys = _fibre_keys(medium, a, z, table)
+    a_optic = table.part.format(form_factor=a.form_factor, speed=a.cage_speed, variant=medium.a.name)
+    z_optic = table.part.format(form_factor=z.form_factor, speed=z.cage_speed, variant=medium.z.name)
+    return Choice(medium.name, medium.link_variant(a.facts, z.facts), "fibre", medium.netbox_type, part, a_optic, z_optic, keys, _end_key(a), _end_key(z))
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,55 +135,72 @@ class Cable:
     choice: Choice
 
 
+class _Ends:
+    """Builds the End of each link end from the plan's devices, breakouts and server NICs."""
+
+    def __init__(self, plan: Plan) -> None:
+        models: dict[str, Model] = {m.name: m for m in plan.models}
+        self.switches = {d.name: (models[d.model], {b.port: b.count for b in d.breakouts}) for d in plan.devices}
+        self.subs = {(d.name, i.name): i.sub for d in plan.devices for i in d.interfaces}
+        nics: dict[str, NicModel] = {n.name: n for n in plan.nics}
+        default = plan.nics[0] if plan.nics else None
+        self.server_nic = {s.name: nics.get(s.nic_model, default) for s in plan.servers}
+
+    def switch(self, device: str, port: int, interface: str, speed: int) -> End:
+        model, breakouts = self.switches[device]
+        shared = breakouts.get(port, 1)
+        module_speed = model.cage_speed if shared > 1 else speed
+        rate = rules.lane_rate(speed, model.lanes, shared)
+        return End(device, port, interface, model.form_factor, module_speed, shared, rate, self.subs.get((device, interface), 1))
+
+    def of(self, link: Link, side: str) -> End:
+        end = link.a if side == "a" else link.z
+        if end.device in self.switches:
+            return self.switch(end.device, end.port, end.interface, link.speed)
+        nic = self.server_nic.get(end.device)
+        if nic is None:  # no NIC model known: the far cage's facts (plans built without one)
+            far = self.of(link, "z" if side == "a" else "a")
+            return End(end.device, end.port, end.interface, far.form_factor, link.speed, 1, far.lane_rate)
+        rate = rules.lane_rate(link.speed, nic.lanes, 1)
+        return End(end.device, end.port, end.interface, nic.form_factor, link.speed, 1, rate)
+
+
 def cables(plan: Plan) -> list[Cable]:
     """Every link of the plan with its ends' hardware and its media choice, in plan order.
-
-    A server end has no catalog model: it is assumed to take the same form factor as its leaf
-    port (documented in docs/artifacts.md). Raises FabricError (exit 2) when no medium reaches.
-    """
-    models: dict[str, Model] = {m.name: m for m in plan.models}
-    hardware = {d.name: (models[d.model], {b.port: b.count for b in d.breakouts}) for d in plan.devices}
+    Raises FabricError (exit 2) when no medium joins a cable's ends over its length."""
+    ends = _Ends(plan)
     problems: list[Diagnostic] = []
     result: list[Cable] = []
-    decided: dict[tuple[object, ...], Choice | None] = {}
+    decided: dict[tuple[object, ...], rules.Medium | None] = {}
+    table = rules.media_table()
     for link in plan.links:
-        z_model, z_breakouts = hardware[link.z.device]
-        z = End(link.z.device, link.z.port, link.z.interface, z_model.form_factor, z_model.speed, z_breakouts.get(link.z.port, 1))
-        if link.a.device in hardware:
-            a_model, a_breakouts = hardware[link.a.device]
-            a = End(link.a.device, link.a.port, link.a.interface, a_model.form_factor, a_model.speed, a_breakouts.get(link.a.port, 1))
-        else:
-            a = End(link.a.device, link.a.port, link.a.interface, z.form_factor, link.speed, 1)
-        # Many cables share the same hardware and length: decide once per combination, then
-        # give each cable its own identities.
-        signature = (link.speed, link.length_m, a.form_factor, a.cage_speed, a.shared, z.form_factor, z.cage_speed, z.shared)
+        a, z = ends.of(link, "a"), ends.of(link, "z")
+        # Many cables share the same hardware and length: decide the medium once per combination.
+        signature = (link.length_m, a.facts, z.facts)
         if signature not in decided:
-            decided[signature] = choose(link.speed, link.length_m, a, z)
-        template = decided[signature]
-        choice = None
-        if template is not None:
-            t = template
-            choice = Choice(t.medium, t.variant, t.kind, t.netbox_type, t.cable_part, t.a_optic, t.z_optic, *_keys(t.kind, a, z))
-        if choice is None:
+            decided[signature] = rules.choose_medium(a.facts, z.facts, link.length_m, table)
+        medium = decided[signature]
+        if medium is None:
             problems.append(
                 Diagnostic(
-                    f"no cable medium in the catalog reaches {link.length_m:g} m at {link.speed}G "
+                    f"no cable medium in the catalog joins {a.form_factor} ({a.lane_rate}G lanes) and {z.form_factor} "
+                    f"({z.lane_rate}G lanes) over {link.length_m:g} m at {link.speed}G "
                     f"({link.a.device} {link.a.interface} - {link.z.device} {link.z.interface})",
                     "cabling",
                     plan.source,
                 )
             )
             continue
-        result.append(Cable(link, a, z, choice))
+        result.append(Cable(link, a, z, parts_for(medium, link.speed, a, z, table)))
     if problems:
         raise FabricError(problems)
     return result
 
 
 def render_cables(plan: Plan, context: RenderContext) -> list[Cable]:
-    """`cables(plan)` once per render: the cabling plan and the BOM both need every cable's media
-    choice, and the BOM used to decide them all again. Kept in the render's context (dropped
-    with it), checked against the plan it was computed for."""
+    """`cables(plan)` once per render: the cabling plan, the BOM and the NetBox export all need
+    every cable's media choice. Kept in the render's context (dropped with it), checked against
+    the plan it was computed for."""
     found = context.memo.get("cables")
     if found is None or found[0] is not plan:
         found = context.memo["cables"] = (plan, cables(plan))

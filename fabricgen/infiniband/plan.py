@@ -70,6 +70,7 @@ def build_infiniband(
     pins = doc.get("guids", {})
     per_leaf = doc["servers"]["per_leaf"] * doc["servers"]["ports_per_server"]
 
+    server_cages = {d.name: max((i.port for i in d.interfaces if i.role.startswith("server")), default=0) for d in leaves}
     sms: list[SubnetManager] = []
     taken: dict[str, int] = {}
     dedicated = 0
@@ -93,7 +94,8 @@ def build_infiniband(
             problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
             continue
         taken[leaf] = taken.get(leaf, 0) + 1
-        port = sm.get("port") or per_leaf + taken[leaf]
+        # The first free cage after the servers' (a twin-port cage holds two servers' ports).
+        port = sm.get("port") or server_cages.get(leaf, per_leaf) + taken[leaf]
         pin = pins.get(host, {})
         node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
         pinned_ports = pin.get("ports", [])
