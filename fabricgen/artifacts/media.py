@@ -161,8 +161,18 @@ class _Ends:
         if nic is None:  # no NIC model known: the far cage's facts (plans built without one)
             far = self.of(link, "z" if side == "a" else "a")
             return End(end.device, end.port, end.interface, far.form_factor, link.speed, 1, far.lane_rate)
-        rate = rules.lane_rate(link.speed, nic.lanes, 1)
-        return End(end.device, end.port, end.interface, nic.form_factor, link.speed, 1, rate)
+        return self.nic(end.device, end.port, end.interface, nic, link.speed, self.of(link, "z" if side == "a" else "a").lane_rate)
+
+    @staticmethod
+    def nic(device: str, port: int, interface: str, nic: NicModel, speed: int, far_rate: int) -> End:
+        """A NIC below its native speed runs either all lanes slower (200G = 4 x 50G, HDR) or
+        fewer lanes at the native rate (200G = 2 x 100G, NDR200, in its 400G module): the mode
+        the far end runs."""
+        all_lanes = rules.lane_rate(speed, nic.lanes, 1)
+        native = nic.lane_rate if speed <= nic.speed and speed % nic.lane_rate == 0 else all_lanes
+        rate = far_rate if far_rate in (native, all_lanes) else all_lanes
+        module_speed = nic.speed if rate == nic.lane_rate else speed
+        return End(device, port, interface, nic.form_factor, module_speed, 1, rate)
 
 
 def cables(plan: Plan) -> list[Cable]:
