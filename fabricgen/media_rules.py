@@ -69,6 +69,15 @@ class Variant:
     fibre: str
     link: str = ""
     """What one port of the module is called on its own (`DR4` for a `2xDR4`)."""
+    split: dict[int, str] | None = None
+    """Links per module -> optical interface of each when a port is broken out (400G DR4 as
+    4 x 100G DR); a module without an entry cannot be split that way."""
+
+    def interface(self, shared: int) -> str | None:
+        """The optical interface one link sees, when `shared` links use this module."""
+        if shared <= self.ports:
+            return self.port
+        return (self.split or {}).get(shared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +135,13 @@ def _electrical(name: str, entry: dict[str, Any]) -> Electrical:
 def _optical(name: str, entry: dict[str, Any]) -> Optical:
     variants = {
         str(key): Variant(
-            str(v["name"]), str(v["port"]), float(v["reach_m"]), int(v["ports"]), str(v["fibre"]), str(v.get("link", v["name"]))
+            str(v["name"]),
+            str(v["port"]),
+            float(v["reach_m"]),
+            int(v["ports"]),
+            str(v["fibre"]),
+            str(v.get("link", v["name"])),
+            {int(n): str(i) for n, i in v["split"].items()} if "split" in v else None,
         )
         for key, v in entry["variants"].items()
     }
@@ -182,7 +197,7 @@ def choose_optics(a: End, z: End, length_m: float, table: MediaTable) -> Medium 
     and a reach (the shorter module's) covering the length."""
     for optical in table.optical:
         va, vz = module(optical, a), module(optical, z)
-        if va is None or vz is None or va.port != vz.port:
+        if va is None or vz is None or va.interface(a.shared) is None or va.interface(a.shared) != vz.interface(z.shared):
             continue
         reach = min(va.reach_m, vz.reach_m)
         if length_m <= reach:

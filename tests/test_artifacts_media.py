@@ -86,7 +86,9 @@ def test_ndr200_links_share_one_splitter_cord_per_optical_port() -> None:
     """Four NDR200 links on one twin-port module (two optical ports): two 1:2 splitter cords."""
     keys = set()
     for sub in (1, 2, 3, 4):
-        choice = decide(200, 80, _end("OSFP", 400, 100, device=f"gpu{sub}"), _end("OSFP", 800, 100, shared=4, device="leaf", port=1, sub=sub))
+        choice = decide(
+            200, 80, _end("OSFP", 400, 100, device=f"gpu{sub}"), _end("OSFP", 800, 100, shared=4, device="leaf", port=1, sub=sub)
+        )
         assert choice is not None
         assert choice.cable_part == "SMF-OS2-MPO-12-APC-1x2-SPLITTER"
         keys.update(choice.cable_keys)

@@ -120,7 +120,9 @@ def _import(plan: Plan) -> NetBox:
         for side in ("a_terminations", "b_terminations"):
             assert {t["object_type"] for t in cable[side]} == {"dcim.interface"}  # one type per side
         assert cable["type"] in FORMS["cable"]["choices"]["type"]
-        box.connect([(t["device"], t["name"]) for t in cable["a_terminations"]], [(t["device"], t["name"]) for t in cable["b_terminations"]])
+        box.connect(
+            [(t["device"], t["name"]) for t in cable["a_terminations"]], [(t["device"], t["name"]) for t in cable["b_terminations"]]
+        )
     return box
 
 

@@ -110,7 +110,9 @@ def test_bom_ndr_twin_port_cages_and_hca_splitters() -> None:
 @pytest.mark.parametrize(("length", "part"), [("5m", ("cable", "QSFP56-200G-AOC", "5")), ("150m", ("transceiver", "QSFP56-200G-FR4", ""))])
 def test_bom_hdr_aoc_and_200g_fr4(tmp_path: Path, length: str, part: tuple[str, str, str]) -> None:
     """HDR leaf-spine at 5 m: an AOC (not active copper); at 150 m: 200G FR4 (multimode stops at 100 m)."""
-    text = (EXAMPLES / "ib-hdr" / "fabric.yml").read_text(encoding="utf-8") + f"\ncabling:\n  length: {{leaf-spine: {length}, server-leaf: 3m}}\n"
+    text = (EXAMPLES / "ib-hdr" / "fabric.yml").read_text(
+        encoding="utf-8"
+    ) + f"\ncabling:\n  length: {{leaf-spine: {length}, server-leaf: 3m}}\n"
     (tmp_path / "fabric.yml").write_text(text, encoding="utf-8")
     rows = _bom(load_and_plan(tmp_path).plan)
     assert rows[part] == (8 * 20 if part[0] == "cable" else 2 * 8 * 20)

@@ -33,7 +33,19 @@ def _name(a: End, z: End, length: float) -> str:
 
 @pytest.mark.parametrize(
     ("length", "medium"),
-    [(3, "DAC"), (3.01, "AOC"), (30, "AOC"), (30.01, "SR"), (100, "SR"), (100.01, "DR"), (500, "DR"), (500.01, "FR"), (2000, "FR"), (2000.01, "LR"), (10000, "LR")],
+    [
+        (3, "DAC"),
+        (3.01, "AOC"),
+        (30, "AOC"),
+        (30.01, "SR"),
+        (100, "SR"),
+        (100.01, "DR"),
+        (500, "DR"),
+        (500.01, "FR"),
+        (2000, "FR"),
+        (2000.01, "LR"),
+        (10000, "LR"),
+    ],
 )
 def test_400g_50g_lanes_each_side(length: float, medium: str) -> None:
     assert _name(QSFP_DD_400, QSFP_DD_400, length) == medium
@@ -41,7 +53,19 @@ def test_400g_50g_lanes_each_side(length: float, medium: str) -> None:
 
 @pytest.mark.parametrize(
     ("length", "medium"),
-    [(2, "DAC"), (2.01, "ACC"), (5, "ACC"), (5.01, "SR"), (50, "SR"), (50.01, "DR"), (500, "DR"), (500.01, "FR"), (2000, "FR"), (2000.01, "LR"), (10000, "LR")],
+    [
+        (2, "DAC"),
+        (2.01, "ACC"),
+        (5, "ACC"),
+        (5.01, "SR"),
+        (50, "SR"),
+        (50.01, "DR"),
+        (500, "DR"),
+        (500.01, "FR"),
+        (2000, "FR"),
+        (2000.01, "LR"),
+        (10000, "LR"),
+    ],
 )
 def test_800g_100g_lanes_each_side(length: float, medium: str) -> None:
     assert _name(OSFP_800, OSFP_800, length) == medium
@@ -68,7 +92,9 @@ def test_2m_7060x6_to_9364d_takes_optics_not_a_breakout_dac() -> None:
     assert (medium.name, medium.a.name, medium.z.name) == ("DR", "DR4", "2xDR4")
 
 
-@pytest.mark.parametrize(("length", "medium", "module"), [(50, "SR", "2xSR4"), (50.01, "DR", "2xDR4"), (60, "DR", "2xDR4"), (500, "DR", "2xDR4")])
+@pytest.mark.parametrize(
+    ("length", "medium", "module"), [(50, "SR", "2xSR4"), (50.01, "DR", "2xDR4"), (60, "DR", "2xDR4"), (500, "DR", "2xDR4")]
+)
 def test_ndr_twin_port_cages(length: float, medium: str, module: str) -> None:
     """QM9700 to QM9700: 2xSR4 reaches 50 m, 2xDR4 beyond; the link uses one port of each."""
     chosen = choose_medium(OSFP_HALF, OSFP_HALF, length)

@@ -124,7 +124,18 @@ def parts_for(medium: rules.Medium, speed: int, a: End, z: End, table: rules.Med
     part, keys = _fibre_keys(medium, a, z, table)
     a_optic = table.part.format(form_factor=a.form_factor, speed=a.cage_speed, variant=medium.a.name)
     z_optic = table.part.format(form_factor=z.form_factor, speed=z.cage_speed, variant=medium.z.name)
-    return Choice(medium.name, medium.link_variant(a.facts, z.facts), "fibre", medium.netbox_type, part, a_optic, z_optic, keys, _end_key(a), _end_key(z))
+    return Choice(
+        medium.name,
+        medium.link_variant(a.facts, z.facts),
+        "fibre",
+        medium.netbox_type,
+        part,
+        a_optic,
+        z_optic,
+        keys,
+        _end_key(a),
+        _end_key(z),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,13 +176,14 @@ class _Ends:
 
     @staticmethod
     def nic(device: str, port: int, interface: str, nic: NicModel, speed: int, far_rate: int) -> End:
-        """A NIC below its native speed runs either all lanes slower (200G = 4 x 50G, HDR) or
-        fewer lanes at the native rate (200G = 2 x 100G, NDR200, in its 400G module): the mode
-        the far end runs."""
-        all_lanes = rules.lane_rate(speed, nic.lanes, 1)
-        native = nic.lane_rate if speed <= nic.speed and speed % nic.lane_rate == 0 else all_lanes
-        rate = far_rate if far_rate in (native, all_lanes) else all_lanes
-        module_speed = nic.speed if rate == nic.lane_rate else speed
+        """A NIC below its native speed runs fewer or slower lanes: 200G as 4 x 50G (HDR) or as
+        2 x 100G (NDR200, in its 400G module), 100G as 2 x 50G. It runs the far end's lane rate
+        when its lanes can carry the speed at that rate, else all its lanes evenly."""
+        fits = far_rate <= nic.lane_rate and speed % far_rate == 0 and speed // far_rate <= nic.lanes
+        rate = far_rate if fits else rules.lane_rate(speed, nic.lanes, 1)
+        # Several native lanes run in the NIC's own module (NDR200: 2 of a 400G module's 4
+        # channels); one lane, or slower lanes, take a module of the link's speed.
+        module_speed = nic.speed if rate == nic.lane_rate and speed // rate >= 2 else speed
         return End(device, port, interface, nic.form_factor, module_speed, 1, rate)
 
 

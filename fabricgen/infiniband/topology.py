@@ -70,7 +70,9 @@ def sim_nodes(plan: Plan) -> list[SimNode]:
         if not sm.server:
             connect(sm.host, 1, sm.leaf, (sm.leaf_port - 1) * per_cage[sm.leaf] + 1, leaf_speed[sm.leaf])
     nodes = [
-        SimNode("Switch", d.name, d.name, d.guid, d.ports_total * per_cage[d.name], tuple(sorted(ports.get(d.name, []), key=lambda p: p.port)))
+        SimNode(
+            "Switch", d.name, d.name, d.guid, d.ports_total * per_cage[d.name], tuple(sorted(ports.get(d.name, []), key=lambda p: p.port))
+        )
         for d in plan.devices
     ]
     for server in plan.servers:
