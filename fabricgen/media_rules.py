@@ -29,14 +29,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabricgen.catalog import catalog_section
 
 
-@dataclass(frozen=True, slots=True)
-class End:
-    """One end of a cable as the rule sees it. `lane_rate`: Gb/s per electrical lane at the link
+class End(NamedTuple):
+    """One end of a cable as the rule sees it (a tuple: the rule's results are cached per pair
+    of ends, and tuples hash in C). `lane_rate`: Gb/s per electrical lane at the link
     speed; `module_speed`: speed of the module (or cable end) in the cage, the cage's whole
     speed when several links share it; `shared`: links sharing that cage (1 = its own)."""
 

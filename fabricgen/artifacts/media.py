@@ -8,7 +8,7 @@ the BOM and the NetBox export all read `cables(plan)`, so they can never disagre
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fabricgen import media_rules as rules
@@ -34,10 +34,11 @@ class End:
     shared: int
     lane_rate: int = 0
     sub: int = 1
+    facts: rules.End = field(init=False, repr=False, compare=False)
+    """What the media rule sees of this end (computed once: the rule runs per combination)."""
 
-    @property
-    def facts(self) -> rules.End:
-        return rules.End(self.form_factor, self.lane_rate, self.cage_speed, self.shared)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", rules.End(self.form_factor, self.lane_rate, self.cage_speed, self.shared))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,6 @@ def _electrical(medium: rules.Medium, speed: int, a: End, z: End, table: rules.M
     broken = a if a.shared > 1 else z if z.shared > 1 else None
     if a.shared > 1 and z.shared > 1:
         part = table.cable_part.format(form_factor=_pair(a, z), speed=a.cage_speed, variant=medium.name)
-        key: Key = ("cable", *_end_key(a), *_end_key(z))
     elif broken is not None:
         far = z if broken is a else a
         part = table.breakout_cable_part.format(
@@ -84,11 +84,20 @@ def _electrical(medium: rules.Medium, speed: int, a: End, z: End, table: rules.M
             speed=speed,
             variant=medium.name,
         )
-        key = ("cable", *_end_key(broken))
     else:
         part = table.cable_part.format(form_factor=_pair(a, z), speed=speed, variant=medium.name)
-        key = ("cable", *_end_key(a), *_end_key(z))
-    return Choice(medium.name, medium.name, medium.kind, medium.netbox_type, part, "", "", (key,), (), ())
+    return Choice(medium.name, medium.name, medium.kind, medium.netbox_type, part, "", "", (_electrical_key(a, z),), (), ())
+
+
+def _electrical_key(a: End, z: End) -> Key:
+    """One cable per shared cage (a breakout cable), else per pair of interfaces."""
+    if a.shared > 1 and z.shared > 1:
+        return ("cable", *_end_key(a), *_end_key(z))
+    if a.shared > 1:
+        return ("cable", *_end_key(a))
+    if z.shared > 1:
+        return ("cable", *_end_key(z))
+    return ("cable", *_end_key(a), *_end_key(z))
 
 
 def _pair(a: End, z: End) -> str:
@@ -138,6 +147,27 @@ def parts_for(medium: rules.Medium, speed: int, a: End, z: End, table: rules.Med
     )
 
 
+class _Names:
+    """`parts_for` with the part names of each (medium, speed, end facts) combination worked out
+    once: at 10,000 links the names repeat, only the identities differ."""
+
+    def __init__(self, table: rules.MediaTable) -> None:
+        self.table = table
+        self.seen: dict[tuple[object, ...], Choice] = {}
+
+    def parts(self, medium: rules.Medium, speed: int, a: End, z: End) -> Choice:
+        key = (id(medium), speed, a.facts, z.facts)
+        template = self.seen.get(key)
+        if template is None:
+            template = self.seen[key] = parts_for(medium, speed, a, z, self.table)
+            return template
+        t = template
+        if t.kind != "fibre":
+            return Choice(t.medium, t.variant, t.kind, t.netbox_type, t.cable_part, "", "", (_electrical_key(a, z),), (), ())
+        _, cords = _fibre_keys(medium, a, z, self.table)
+        return Choice(t.medium, t.variant, t.kind, t.netbox_type, t.cable_part, t.a_optic, t.z_optic, cords, _end_key(a), _end_key(z))
+
+
 @dataclass(frozen=True, slots=True)
 class Cable:
     link: Link
@@ -161,18 +191,31 @@ class _Ends:
         model, breakouts = self.switches[device]
         shared = breakouts.get(port, 1)
         module_speed = model.cage_speed if shared > 1 else speed
-        rate = rules.lane_rate(speed, model.lanes, shared)
-        return End(device, port, interface, model.form_factor, module_speed, shared, rate, self.subs.get((device, interface), 1))
+        rate = speed * shared // max(model.lanes, 1)  # rules.lane_rate, inlined: once per link end
+        return End(
+            device,
+            port,
+            interface,
+            model.form_factor,
+            module_speed,
+            shared,
+            rate,
+            self.subs.get((device, interface), 1) if shared > 1 else 1,
+        )
 
     def of(self, link: Link, side: str) -> End:
         end = link.a if side == "a" else link.z
         if end.device in self.switches:
             return self.switch(end.device, end.port, end.interface, link.speed)
+        return self.server(link, self.of(link, "z" if side == "a" else "a"))
+
+    def server(self, link: Link, far: End) -> End:
+        """The server (A) end of `link`, whose far end is `far`."""
+        end = link.a
         nic = self.server_nic.get(end.device)
         if nic is None:  # no NIC model known: the far cage's facts (plans built without one)
-            far = self.of(link, "z" if side == "a" else "a")
             return End(end.device, end.port, end.interface, far.form_factor, link.speed, 1, far.lane_rate)
-        return self.nic(end.device, end.port, end.interface, nic, link.speed, self.of(link, "z" if side == "a" else "a").lane_rate)
+        return self.nic(end.device, end.port, end.interface, nic, link.speed, far.lane_rate)
 
     @staticmethod
     def nic(device: str, port: int, interface: str, nic: NicModel, speed: int, far_rate: int) -> End:
@@ -195,8 +238,14 @@ def cables(plan: Plan) -> list[Cable]:
     result: list[Cable] = []
     decided: dict[tuple[object, ...], rules.Medium | None] = {}
     table = rules.media_table()
+    names = _Names(table)
     for link in plan.links:
-        a, z = ends.of(link, "a"), ends.of(link, "z")
+        z = ends.switch(link.z.device, link.z.port, link.z.interface, link.speed)
+        a = (
+            ends.switch(link.a.device, link.a.port, link.a.interface, link.speed)
+            if link.a.device in ends.switches
+            else ends.server(link, z)
+        )
         # Many cables share the same hardware and length: decide the medium once per combination.
         signature = (link.length_m, a.facts, z.facts)
         if signature not in decided:
@@ -213,7 +262,7 @@ def cables(plan: Plan) -> list[Cable]:
                 )
             )
             continue
-        result.append(Cable(link, a, z, parts_for(medium, link.speed, a, z, table)))
+        result.append(Cable(link, a, z, names.parts(medium, link.speed, a, z)))
     if problems:
         raise FabricError(problems)
     return result
