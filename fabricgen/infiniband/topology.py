@@ -39,6 +39,15 @@ class SimNode:
     ports: tuple[SimPort, ...]
 
 
+def ib_port_numbers(plan: Plan) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """Ports per cage of each switch, and the InfiniBand port number of each switch interface.
+    InfiniBand numbers ports, not cages: a twin-port (or split) cage of N ports holds ports
+    (cage - 1) * N + 1 .. cage * N (QM9700 cage 2: ports 3 and 4)."""
+    per_cage = {d.name: max((b.count for b in d.breakouts), default=1) for d in plan.devices}
+    numbers = {(d.name, i.name): (i.port - 1) * per_cage[d.name] + max(i.sub, 1) for d in plan.devices for i in d.interfaces}
+    return per_cage, numbers
+
+
 def sim_nodes(plan: Plan) -> list[SimNode]:
     """Switches then HCAs (servers, then dedicated SM hosts), each with its cabled ports."""
     ib = plan.infiniband
@@ -51,10 +60,7 @@ def sim_nodes(plan: Plan) -> list[SimNode]:
         ports.setdefault(a, []).append(SimPort(a_port, z, z_port, speed))
         ports.setdefault(z, []).append(SimPort(z_port, a, a_port, speed))
 
-    # InfiniBand numbers ports, not cages: a twin-port (or split) cage of N ports holds ports
-    # (cage - 1) * N + 1 .. cage * N.
-    per_cage = {d.name: max((b.count for b in d.breakouts), default=1) for d in plan.devices}
-    ib_port = {(d.name, i.name): (i.port - 1) * per_cage[d.name] + max(i.sub, 1) for d in plan.devices for i in d.interfaces}
+    per_cage, ib_port = ib_port_numbers(plan)
 
     def port_of(device: str, interface: str, cage: int) -> int:
         return ib_port.get((device, interface), cage)
