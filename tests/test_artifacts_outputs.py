@@ -267,3 +267,52 @@ def test_cables_are_chosen_once_per_render(jobs: int, monkeypatch: pytest.Monkey
         assert len(calls) == 1
     else:
         assert files == render_files(plan, RenderContext(jobs=1), PRODUCERS)
+
+
+def _variant(tmp_path: Path, example: str, edits: dict[str, str], extra: str) -> Plan:
+    text = (EXAMPLES / example / "fabric.yml").read_text(encoding="utf-8")
+    for old, new in edits.items():
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / "fabric.yml").write_text(text + extra, encoding="utf-8")
+    return load_and_plan(tmp_path).plan
+
+
+def test_hdr100_split_ports_take_one_splitter_dac_per_cage(tmp_path: Path) -> None:
+    """QM8790 HDR100: a 200G QSFP56 cage split 2 x 100G (2 x 50G lanes each). 30 HCAs per leaf at
+    3 m: 15 splitter DACs per leaf, 120 over 8 leaves; ports named `<cage>/1`, `<cage>/2`."""
+    plan = _variant(
+        tmp_path,
+        "ib-hdr",
+        {
+            "  ports_per_server: 1\n": "  ports_per_server: 1\n  speed: 100G\n",
+            "per_leaf: 18 ": "per_leaf: 30 ",
+            "per_spine: 5 ": "per_spine: 4 ",
+        },
+        "oversubscription:\n  max_ratio: 4.0\n",
+    )
+    rows = _bom(plan)
+    assert rows[("cable", "QSFP56-200G-to-2xQSFP56-100G-DAC", "3")] == 8 * 30 // 2
+    assert {link.z.interface for link in plan.links if link.a.device == "ib1-gpu0102"} == {"1/2"}
+
+
+def test_ndr200_links_share_one_splitter_cord_per_optical_port(tmp_path: Path) -> None:
+    """QM9700 NDR200: a twin-port cage split 4 x 200G. 20 HCAs per leaf at 20 m (within 2xSR4's
+    50 m): 5 2xSR4 modules per leaf, two 1:2 splitter cords each (NVIDIA MFP7E20), a 400G SR4
+    module running 2 channels in each HCA."""
+    plan = _variant(
+        tmp_path,
+        "ib-ndr",
+        {
+            "  ports_per_server: 1\n": "  ports_per_server: 1\n  speed: 200G\n",
+            "per_leaf: 28 ": "per_leaf: 20 ",
+            "per_spine: 15 ": "per_spine: 6 ",
+            "server-leaf: 2m": "server-leaf: 20m",
+        },
+        "oversubscription:\n  max_ratio: 4.0\n",
+    )
+    rows = _bom(plan)
+    hcas = 4 * 20
+    assert rows[("transceiver", "OSFP-800G-2xSR4", "")] == hcas // 4
+    assert rows[("fibre", "MMF-OM4-MPO-12-APC-1x2-SPLITTER", "20")] == hcas // 2
+    assert rows[("transceiver", "OSFP-400G-SR4", "")] == hcas
