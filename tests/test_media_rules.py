@@ -142,3 +142,19 @@ def test_patch_cords_one_per_optical_port() -> None:
     assert patch_cords(full, OSFP_800, OSFP_800) == 2
     assert patch_cords(half, QSFP_DD_400, OSFP_HALF) == 1
     assert patch_cords(split, NDR200, hca_ndr200) == 0
+
+
+def test_every_catalog_fact_cites_a_source() -> None:
+    """Each medium (per lane rate), module variant, switch model and NIC names where it comes from."""
+    from fabricgen.catalog import catalog_section
+
+    optics = catalog_section("optics")
+    for name, entry in optics["electrical"].items():
+        assert set(entry["source"]) == set(entry["reach_m"]), name
+        assert all(str(text).strip() for text in entry["source"].values()), name
+    for name, entry in optics["fibre"].items():
+        for key, variant in entry["variants"].items():
+            assert str(variant.get("source", "")).strip(), f"{name} {key}"
+    for section in ("models", "nics"):
+        for name, entry in catalog_section(section).items():
+            assert str(entry.get("source", "")).strip(), name
