@@ -8,6 +8,7 @@ format, they do not decide.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,8 @@ class Platform:
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
+    as_path_multipath_relax_default: bool = False
+    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
@@ -178,6 +181,10 @@ class Device:
     vlans: tuple[int, ...] = ()
     queue_keyword: str = ""
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
+    as_path_multipath_relax: bool = False
+    """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
+    three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
+    multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""
     plane: int = 0
     """Super-spine plane: a super-spine's own plane, a spine's plane (its index) in a three-tier
     fabric, 0 otherwise. `pod` is 1 in a two-tier fabric and 0 for super-spines."""
@@ -191,8 +198,28 @@ class Endpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """The media of one cable (chosen by `plan/media.py`). `cable_part` is the copper/AOC cable
+    or the fibre patch cord (a 1:N splitter cord when several links share one optical port);
+    `a_optic`/`z_optic` the transceivers (empty for cables with built-in ends), `a_ports`/
+    `z_ports` their optical ports (2 on a twin-port module: two patch cords). Links with the
+    same hardware, length and speed share one instance."""
+
+    medium: str
+    variant: str
+    kind: str
+    netbox_type: str
+    cable_part: str
+    a_optic: str
+    z_optic: str
+    a_ports: int = 0
+    z_ports: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Link:
-    """One cable. A end is the lower tier (server or leaf), Z end the upper."""
+    """One cable. A end is the lower tier (server or leaf), Z end the upper. `media` is set by
+    the media pass (None only while the planner is still wiring)."""
 
     kind: str
     a: Endpoint
@@ -202,6 +229,7 @@ class Link:
     a_address: str
     z_address: str
     length_m: float
+    media: Choice | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,11 +354,6 @@ class SubnetManager:
     leaf: str
     leaf_port: int
 
-    @property
-    def guid(self) -> str:
-        """The port GUID OpenSM binds to (the name used before node and port GUIDs were split)."""
-        return self.port_guid
-
 
 @dataclass(frozen=True, slots=True)
 class Partition:
@@ -396,6 +419,19 @@ class InfinibandPlan:
     sweep_interval: int = 10
     sminfo_polling_timeout: int = 10000
     polling_retry_number: int = 4
+    congestion_control: bool = False
+    """Upstream OpenSM congestion control (`congestion_control TRUE`)."""
+    cc_threshold: int = 0
+    cc_marking_rate: int = 0
+    sharp_enabled: bool = False
+    """Intent only: SHARP needs NVIDIA MLNX OpenSM / UFM, nothing is rendered for upstream OpenSM."""
+    adaptive_routing_engine: str = ""
+    """Intent only (`ar_updn`, ...): MLNX OpenSM / UFM engines, not rendered for upstream OpenSM."""
+
+    @property
+    def cc_control_map(self) -> int:
+        """cc_sw_cong_setting_control_map: bit 2 threshold + packet size valid, bit 4 marking rate valid."""
+        return 0x04 | (0x10 if self.cc_marking_rate else 0)
 
     @property
     def engine_setting(self) -> str:
@@ -409,6 +445,39 @@ class Services:
     dns: tuple[str, ...]
     domain: str
     timezone: str
+
+
+@dataclass(frozen=True, slots=True)
+class TierLinks:
+    """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
+    between each lower and upper device of a group) or `server-leaf` (`per_pair` NICs per server)."""
+
+    kind: str
+    speed: int
+    per_pair: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """A value the inventory pins on one device (`key` under its `nodes:` entry), and where:
+    checks point at the pin, not at the tier's default."""
+
+    device: str
+    key: str
+    path: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobInput:
+    """One `jobs:` entry for `fabricgen analyze`, as written (the analyzer applies its schema
+    defaults), with the positions of its keys (dotted, relative to the job; "" is the job)."""
+
+    name: str
+    settings: dict[str, Any]
+    positions: dict[str, tuple[int, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,6 +505,10 @@ class Plan:
     """Pods of a three-tier fabric; 0 for two tiers."""
     rails: int = 0
     """Rail leaves per scalable unit with rail attachment; 0 when servers attach to one leaf."""
+    tier_links: tuple[TierLinks, ...] = ()
+    """Per kind of cable: speed, cables per pair, number of cables (consumers need not count links)."""
+    pins: tuple[Pin, ...] = ()
+    jobs: tuple[JobInput, ...] = ()
     nics: tuple[NicModel, ...] = ()
     """The NIC models the servers use (from the catalog's `nics:`)."""
 

@@ -3,9 +3,37 @@ cables once per cage, one patch cord per optical port, cord part names distinct 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
-from fabricgen.artifacts.media import End, decide
+from fabricgen.model import Choice
+from fabricgen.plan.media import End, choose, identities
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """A cable's parts (`choice`) with the identities of its physical items from its ends."""
+
+    choice: Choice
+    cable_keys: tuple[tuple[str, ...], ...]
+    a_key: tuple[str, ...]
+    z_key: tuple[str, ...]
+
+    @property
+    def cable_key(self) -> tuple[str, ...]:
+        return self.cable_keys[0]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.choice, name)
+
+
+def decide(speed: int, length_m: float, a: End, z: End) -> _Decision | None:
+    choice = choose(speed, length_m, a, z)
+    if choice is None:
+        return None
+    items = identities(choice, a, z)
+    return _Decision(choice, items.cables, items.a, items.z)
 
 
 def _end(form_factor: str, cage_speed: int, rate: int, shared: int = 1, device: str = "sw", port: int = 1, sub: int = 1) -> End:
@@ -80,6 +108,10 @@ def test_ndr_hca_splitter_dac_once_per_cage() -> None:
     assert first is not None and second is not None
     assert first.cable_part == "OSFP-800G-to-2xOSFP-400G-DAC"
     assert first.cable_key == second.cable_key
+
+
+def test_nothing_reaches_past_10km() -> None:
+    assert decide(400, 10000.01, QDD, _end("QSFP-DD", 400, 50, device="sp")) is None
 
 
 def test_ndr200_links_share_one_splitter_cord_per_optical_port() -> None:

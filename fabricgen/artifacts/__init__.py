@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from fabricgen.artifacts.bom import bom
 from fabricgen.artifacts.cabling import cabling
+from fabricgen.artifacts.gitattributes import gitattributes
 from fabricgen.artifacts.hosts import hosts
 from fabricgen.artifacts.lab import lab
 from fabricgen.artifacts.netbox import netbox
 from fabricgen.artifacts.readme import fabric_readme
 
-ARTIFACT_PRODUCERS = (fabric_readme, cabling, bom, netbox, hosts, lab)
+ARTIFACT_PRODUCERS = (fabric_readme, cabling, bom, netbox, hosts, lab, gitattributes)
 
-__all__ = ["ARTIFACT_PRODUCERS", "bom", "cabling", "fabric_readme", "hosts", "lab", "netbox"]
+__all__ = ["ARTIFACT_PRODUCERS", "bom", "cabling", "fabric_readme", "gitattributes", "hosts", "lab", "netbox"]

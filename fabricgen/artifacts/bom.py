@@ -3,20 +3,18 @@
 Counts physical items: a shared cage (broken out, or a twin-port cage) holds one module (or one
 breakout / splitter cable) whatever the number of links it serves; each optical port a link uses
 takes its own patch cord (an 800G 2xDR4 link: two), links sharing one optical port share one
-1:N splitter cord.
+1:N splitter cord. The parts are the media the planner chose (`Link.media`); the identities
+come from each link's ends (`plan.media.identities`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.common import csv_text, metres
-from fabricgen.artifacts.media import Cable, cables, render_cables
+from fabricgen.context import RenderContext
 from fabricgen.model import Plan
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
+from fabricgen.plan.media import Cable, cables
 
 COLUMNS = ("category", "part", "length_m", "count")
 
@@ -28,15 +26,15 @@ def bom_rows(plan: Plan, chosen: list[Cable] | None = None) -> list[tuple[str, s
         choice = cable.choice
         length = metres(cable.link.length_m)
         if choice.kind != "fibre":
-            items[("cable", choice.cable_part, length)].update(choice.cable_keys)
+            items[("cable", choice.cable_part, length)].update(cable.items.cables)
             continue
-        items[("fibre", choice.cable_part, length)].update(choice.cable_keys)
-        items[("transceiver", choice.a_optic, "")].add(choice.a_key)
-        items[("transceiver", choice.z_optic, "")].add(choice.z_key)
+        items[("fibre", choice.cable_part, length)].update(cable.items.cables)
+        items[("transceiver", choice.a_optic, "")].add(cable.items.a)
+        items[("transceiver", choice.z_optic, "")].add(cable.items.z)
     order = {"transceiver": 0, "cable": 1, "fibre": 2}
-    keys = sorted(items, key=lambda k: (order[k[0]], k[1], float(k[2] or 0)))
-    return [(category, part, length, len(items[(category, part, length)])) for category, part, length in keys]
+    rows = sorted(items, key=lambda k: (order[k[0]], k[1], float(k[2] or 0)))
+    return [(category, part, length, len(items[(category, part, length)])) for category, part, length in rows]
 
 
 def bom(plan: Plan, context: RenderContext) -> dict[str, str]:
-    return {"bom.csv": csv_text(COLUMNS, bom_rows(plan, render_cables(plan, context)))}
+    return {"bom.csv": csv_text(COLUMNS, bom_rows(plan))}

@@ -23,14 +23,11 @@ interface name.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from fabricgen.artifacts.common import csv_text, metres, natural_key
-from fabricgen.artifacts.media import Cable, render_cables
+from fabricgen.context import RenderContext
 from fabricgen.model import Plan
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
+from fabricgen.plan.media import Cable, cables
 
 MANUFACTURER_COLUMNS = ("name", "slug")
 ROLE_COLUMNS = ("name", "slug", "color")
@@ -52,11 +49,6 @@ def slug(text: str) -> str:
     ('dcs-7060dx5-64s-f', 'gpu-server')
     """
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
-
-
-def breakout(cable: Cable) -> bool:
-    """A cable NetBox's CSV import cannot hold: one physical cable serving several links."""
-    return cable.choice.kind != "fibre" and (cable.a.shared > 1 or cable.z.shared > 1)
 
 
 def _switch_types(plan: Plan) -> dict[str, tuple[str, str]]:
@@ -96,7 +88,7 @@ def _breakout_json(plan: Plan, cables: list[Cable]) -> str:
     """One REST API cable object per physical breakout/splitter cable, terminations by name."""
     grouped: dict[tuple[str, ...], list[Cable]] = {}
     for cable in cables:
-        grouped.setdefault(cable.choice.cable_key, []).append(cable)
+        grouped.setdefault(cable.items.cable, []).append(cable)
     objects = []
     for members in grouped.values():
         first = members[0]
@@ -134,7 +126,7 @@ def netbox(plan: Plan, context: RenderContext) -> dict[str, str]:
         "devices.csv": csv_text(DEVICE_COLUMNS, _devices(plan)),
         "interfaces.csv": csv_text(INTERFACE_COLUMNS, _interfaces(plan)),
     }
-    broken = [c for c in render_cables(plan, context) if breakout(c)]
+    broken = [c for c in cables(plan) if c.breakout]
     if broken:
         files["netbox-breakout-cables.json"] = _breakout_json(plan, broken)
     return files

@@ -1,0 +1,104 @@
+"""Pass: choose the media of every cable (copper or fibre, parts) from the catalog.
+
+The medium is a physical fact of the plan, so it is chosen here, once per link, and not by a
+producer: `validate` then finds a cable that nothing in the catalog reaches, and says where
+its length comes from (`cabling.length.<kind>` or the `cabling.overrides` entry), once per
+such key rather than once per cable. The rule itself is `media_rules.choose_medium`, a pure
+function of both ends' facts (form factor, lane rate, module, links per cage) and the length;
+`plan.media` gives it those facts (switch cages, server NIC models) and names the parts.
+
+Many cables share the same hardware and length: the rule runs once per combination and those
+cables share one `Choice`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from fabricgen import media_rules as rules
+from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.loader import PathKey, SourceMap
+from fabricgen.model import Choice, Device, Link, Model, NicModel, Server
+from fabricgen.plan.media import End, Ends, choose
+
+
+@dataclass(frozen=True, slots=True)
+class _Miss:
+    """Cables of one length source that no medium reaches."""
+
+    count: int
+    example: Link
+    a: End
+    z: End
+
+
+def length_source(link: Link, overrides: Mapping[tuple[str, str], int]) -> PathKey:
+    """The inventory key the cable's length comes from.
+
+    >>> from fabricgen.model import Endpoint
+    >>> link = Link("leaf-spine", Endpoint("l1", "e1", 1), Endpoint("s1", "e9", 9), 400, "", "", "", 20.0)
+    >>> length_source(link, {})
+    ('cabling', 'length', 'leaf-spine')
+    >>> length_source(link, {("s1", "e9"): 2})
+    ('cabling', 'overrides', 2, 'length')
+    """
+    hit = overrides.get((link.a.device, link.a.interface))
+    if hit is None:
+        hit = overrides.get((link.z.device, link.z.interface))
+    if hit is not None:
+        return ("cabling", "overrides", hit, "length")
+    return ("cabling", "length", link.kind)
+
+
+def choose_media(
+    links: Iterable[Link],
+    devices: Iterable[Device],
+    models: Iterable[Model],
+    overrides: Mapping[tuple[str, str], int],
+    source: SourceMap,
+    *,
+    servers: Iterable[Server] = (),
+    nics: Iterable[NicModel] = (),
+    table: rules.MediaTable | None = None,
+) -> tuple[Link, ...]:
+    """`links` with `media` set, in the same order; FabricError with one diagnostic per length
+    key that some cable cannot be bought for. A server end takes its NIC model's facts
+    (`servers`, `nics`), or the far cage's when it has none."""
+    table = table or rules.media_table()
+    ends = Ends(devices, models, servers, nics)
+    decided: dict[tuple[object, ...], Choice | None] = {}
+    misses: dict[PathKey, _Miss] = {}
+    result: list[Link] = []
+    for link in links:
+        a, z = ends.of(link)
+        # Many cables share the same hardware and length: decide once per combination.
+        signature = (link.speed, link.length_m, a.facts, z.facts)
+        if signature not in decided:
+            decided[signature] = choose(link.speed, link.length_m, a, z, table)
+        t = decided[signature]
+        if t is None:
+            where = length_source(link, overrides)
+            miss = misses.get(where)
+            misses[where] = _Miss(miss.count + 1, miss.example, miss.a, miss.z) if miss else _Miss(1, link, a, z)
+            continue
+        result.append(_with_media(link, t))
+    if misses:
+        raise FabricError([_diagnostic(where, miss, source) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
+    return tuple(result)
+
+
+def _with_media(link: Link, media: Choice) -> Link:
+    return Link(link.kind, link.a, link.z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, media)
+
+
+def _diagnostic(where: PathKey, miss: _Miss, source: SourceMap) -> Diagnostic:
+    link = miss.example
+    others = f" and {miss.count - 1} more cable(s)" if miss.count > 1 else ""
+    return source.diagnostic(
+        where,
+        f"no cable medium in the catalog joins {miss.a.form_factor} ({miss.a.lane_rate}G lanes) and "
+        f"{miss.z.form_factor} ({miss.z.lane_rate}G lanes) over {link.length_m:g} m at {link.speed}G "
+        f"({link.a.device} {link.a.interface} - {link.z.device} {link.z.interface}{others})",
+        hint="shorten the cable, or add a medium with that reach under `optics:` in the catalog",
+    )
