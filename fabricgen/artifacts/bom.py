@@ -19,7 +19,7 @@ from fabricgen.plan.media import Cable, cables
 COLUMNS = ("category", "part", "length_m", "count")
 
 
-def bom_rows(plan: Plan, chosen: list[Cable] | None = None) -> list[tuple[str, str, str, int]]:
+def bom_rows(plan: Plan, chosen: tuple[Cable, ...] | None = None) -> list[tuple[str, str, str, int]]:
     """Physical items per (category, part, length); `chosen` is `cables(plan)` when already known."""
     items: dict[tuple[str, str, str], set[tuple[str, ...]]] = defaultdict(set)
     for cable in cables(plan) if chosen is None else chosen:

@@ -39,7 +39,7 @@ NETBOX_COLUMNS = (
 )
 
 
-def sorted_cables(plan: Plan, chosen: list[Cable] | None = None) -> list[Cable]:
+def sorted_cables(plan: Plan, chosen: tuple[Cable, ...] | None = None) -> list[Cable]:
     """The cables in A-device, A-port order; `chosen` is `cables(plan)` when already known."""
     return sorted(
         cables(plan) if chosen is None else chosen,

@@ -32,6 +32,10 @@ class _Miss:
     a: End
     z: End
 
+    @property
+    def ends(self) -> tuple[End, End]:
+        return self.a, self.z
+
 
 def length_source(link: Link, overrides: Mapping[tuple[str, str], int]) -> PathKey:
     """The inventory key the cable's length comes from.
@@ -71,16 +75,16 @@ def choose_media(
     misses: dict[PathKey, _Miss] = {}
     result: list[Link] = []
     for link in links:
-        a, z = ends.of(link)
-        # Many cables share the same hardware and length: decide once per combination.
-        signature = (link.speed, link.length_m, a.facts, z.facts)
+        # Many cables share the same hardware and length: decide once per combination, and
+        # build the full ends only then.
+        signature = (link.speed, link.length_m, *ends.facts_of(link))
         if signature not in decided:
-            decided[signature] = choose(link.speed, link.length_m, a, z, table)
+            decided[signature] = choose(link.speed, link.length_m, *ends.of(link), table)
         t = decided[signature]
         if t is None:
             where = length_source(link, overrides)
             miss = misses.get(where)
-            misses[where] = _Miss(miss.count + 1, miss.example, miss.a, miss.z) if miss else _Miss(1, link, a, z)
+            misses[where] = _Miss(miss.count + 1, miss.example, *miss.ends) if miss else _Miss(1, link, *ends.of(link))
             continue
         result.append(_with_media(link, t))
     if misses:
