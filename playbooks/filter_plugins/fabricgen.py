@@ -1,4 +1,4 @@
-"""Ansible filters for the deploy playbooks; the logic and its tests live in fabricgen.postchecks."""
+"""Ansible filters for the deploy playbooks; the logic and its tests live in fabricgen.postchecks and fabricgen.push."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from fabricgen.postchecks import ansible_filters
+    from fabricgen.push.filters import ansible_filters
 except ImportError:  # ansible run by another Python than the project's venv: use the checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from fabricgen.postchecks import ansible_filters
+    from fabricgen.push.filters import ansible_filters
 
 
 class FilterModule:
