@@ -208,10 +208,10 @@ def switch_problems(
 
 
 def peers_on_new_config(neighbors: Iterable[Mapping[str, Any]], hostvars: Mapping[str, Any]) -> list[str]:
-    """Planned far ends whose host has `fabricgen_on_new_config` set in this run (looked up per
+    """Planned far ends whose host has `fabricgen_switch_on_new_config` set in this run (looked up per
     peer, never by scanning every host: linear in this switch's neighbors)."""
     done = []
     for peer in sorted({str(n.get("peer", "")) for n in neighbors or ()}):
-        if peer and peer in hostvars and bool(hostvars[peer].get("fabricgen_on_new_config", False)):
+        if peer and peer in hostvars and bool(hostvars[peer].get("fabricgen_switch_on_new_config", False)):
             done.append(peer)
     return done

@@ -92,3 +92,15 @@ def commit_window_problems(timer: Any, retries: int, delay: int, batch: int, for
         f"commit timer {limit} s is shorter than the worst case of the largest batch "
         f"({rounds} x ({int(retries) * int(delay)} + {overhead}) = {worst} s): lower the batch cap, raise forks or the timer"
     ]
+
+
+def opensm_master(hosts: Sequence[str], hostvars: Mapping[str, Any]) -> str:
+    """The SM host that should end up master: highest `opensm_priority`, first by name on a tie
+    (OpenSM's own tie-break is the lowest port GUID; the plan gives the master a unique top
+    priority).
+
+    >>> opensm_master(["sm1", "sm2"], {"sm1": {"opensm_priority": 14}, "sm2": {"opensm_priority": 15}})
+    'sm2'
+    """
+    ranked = sorted(hosts, key=lambda host: (-int(hostvars[host].get("opensm_priority", 0) or 0), host))
+    return ranked[0] if ranked else ""

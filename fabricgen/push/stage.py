@@ -22,8 +22,10 @@ from fabricgen.push.ownership import Ownership, owned_sections, ownership
 from fabricgen.push.sections import Section, join_sections, split_sections
 
 
-def staged_config(platform: str, rendered: str, running: str, overlay: str = "") -> str:
+def staged_config(platform: str, rendered: str, running: str, overlay: str = "", keep_device_sections: bool = True) -> str:
     """Rendered owned sections + overlay + the device's untouched sections, as one config.
+
+    `keep_device_sections=False` (authoritative mode): the rendered file and the overlay only.
 
     >>> print(staged_config("eos", "hostname new\\nmanagement api http-commands\\n   no shutdown\\n",
     ...     "hostname old\\nusername ops secret x\\nip access-list HOTFIX\\n   10 deny ip any any\\n",
@@ -37,6 +39,8 @@ def staged_config(platform: str, rendered: str, running: str, overlay: str = "")
        10 deny ip any any
     """
     owner = ownership(platform)
+    if not keep_device_sections:
+        running = ""
     overlay_sections = split_sections(overlay)
     overlay_keys = {_key(owner, s) for s in overlay_sections}
     running_never = {owner.never_key(s): s for s in split_sections(running) if owner.is_never(s)}
