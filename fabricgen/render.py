@@ -151,7 +151,9 @@ def ansible_inventory(plan: Plan, context: RenderContext) -> dict[str, str]:
     if tiers:
         groups["switches"] = {"children": {tier: {} for tier in tiers}}
     if plan.infiniband:
-        sm_hosts: dict[str, dict[str, str | int]] = {sm.host: {"opensm_priority": sm.priority} for sm in plan.infiniband.subnet_managers}
+        sm_hosts: dict[str, dict[str, str | int]] = {
+            sm.host: {"opensm_priority": sm.priority, "opensm_port_guid": sm.port_guid} for sm in plan.infiniband.subnet_managers
+        }
         groups["opensm"] = {"hosts": sm_hosts}
     variables: dict[str, Any] = {"fabricgen_fabric": plan.name, "fabricgen_build": "{{ inventory_dir }}/.."}
     if tiers:

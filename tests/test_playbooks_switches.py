@@ -59,7 +59,7 @@ class Lab:
         saved = dict(self.runner.env_extra)
         self.runner.env_extra.update(env or {})
         try:
-            return self.runner.run(playbook, *args)
+            return self.runner.run(playbook, *args, timeout=1200)  # the CI machine may be loaded
         finally:
             self.runner.env_extra = saved
             self.runner.stop_leftovers()
@@ -129,18 +129,25 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     for device in _devices(build, clock, routing, order):
         port = fabric.add(device)
         # ansible_port too: the persistent connection socket is keyed by host, port and user
-        overrides[device.name] = {"ansible_host": "127.0.0.1", "ansible_port": port, "ansible_httpapi_port": port, "ansible_httpapi_use_ssl": False}
+        overrides[device.name] = {
+            "ansible_host": "127.0.0.1",
+            "ansible_port": port,
+            "ansible_httpapi_port": port,
+            "ansible_httpapi_use_ssl": False,
+        }
     standin_inventory = tmp_path / "standin.yml"
     variables = {
         "nxos_deploy_transfer": "pull",
         "nxos_deploy_pull_url": f"http://127.0.0.1:{files_server.server_address[1]}",  # type: ignore[attr-defined]
-        "nxos_deploy_stage_dir": str(stage),
+        "fabricgen_stage_dir": str(stage),
         "eos_deploy_postcheck_retries": 2,
         "eos_deploy_postcheck_delay": 0,
         "nxos_deploy_postcheck_retries": 2,
         "nxos_deploy_postcheck_delay": 0,
     }
-    standin_inventory.write_text(yaml.safe_dump({"all": {"hosts": overrides, "vars": variables}}))
+    # per host: inline host vars outrank the playbooks' group_vars (fabricgen_stage_dir is one)
+    hosts = {name: {**host, **variables} for name, host in overrides.items()}
+    standin_inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
     env = {"FABRICGEN_NET_USER": "standin", "FABRICGEN_NET_PASSWORD": "standin", "FABRICGEN_CHANGE_ID": "CHG1"}
     runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", standin_inventory], env)
     try:
@@ -283,7 +290,10 @@ def test_drift_is_reported_and_refused_unless_told(lab: Lab) -> None:
     assert lab.run("deploy.yml", "--limit", "lab1-spine02").returncode == 0
     spine = lab.device("lab1-spine02")
     # A hand-made change in a section fabricgen owns, and a hotfix ACL in none of its sections.
-    spine.running = spine.running.replace("router bgp 65000\n", "router bgp 65000\n   timers bgp 1 3\n") + "ip access-list HOTFIX\n   10 deny ip any any\n"
+    spine.running = (
+        spine.running.replace("router bgp 65000\n", "router bgp 65000\n   timers bgp 1 3\n")
+        + "ip access-list HOTFIX\n   10 deny ip any any\n"
+    )
     drift = lab.run("deploy.yml", "--limit", "lab1-spine02")
     assert drift.returncode != 0
     assert "lab1-spine02 drifted from its last post-change backup" in drift.stdout and "timers bgp 1 3" in drift.stdout
@@ -305,7 +315,9 @@ def test_controller_lost_mid_change_the_switch_rolls_back_by_itself(lab: Lab) ->
             committed.set()
 
     leaf.record = record  # type: ignore[method-assign]
-    process = lab.runner.start("deploy.yml", "--limit", "lab1-leaf01", "-e", "nxos_deploy_postcheck_retries=60", "-e", "nxos_deploy_postcheck_delay=1")
+    process = lab.runner.start(
+        "deploy.yml", "--limit", "lab1-leaf01", "-e", "nxos_deploy_postcheck_retries=60", "-e", "nxos_deploy_postcheck_delay=1"
+    )
     try:
         assert committed.wait(timeout=240), "the change never reached the commit"
         os.killpg(process.pid, signal.SIGKILL)  # the controller disappears
@@ -328,7 +340,9 @@ def test_list_hosts_of_the_three_tier_example_is_every_switch(tmp_path: Path) ->
     build = tmp_path / "cl1"
     from tests.standins.runner import ROOT
 
-    subprocess.run([str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "cluster-3tier"), "-o", str(build)], check=True, capture_output=True)
+    subprocess.run(
+        [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "cluster-3tier"), "-o", str(build)], check=True, capture_output=True
+    )
     listed = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml"]).run("deploy.yml", "--list-hosts")
     assert listed.returncode == 0, listed.stdout + listed.stderr
     plan = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]

@@ -141,9 +141,7 @@ def test_day0_passes_while_the_far_end_is_not_on_the_new_config_yet() -> None:
 
 def test_a_regression_or_an_empty_session_fails() -> None:
     before = {"bgp": _eos_bgp({"10.0.0.0": ("Established", 5)})}
-    assert _problems(before, {"bgp": _eos_bgp({"10.0.0.0": ("Idle", 0)})}) == [
-        "bgp: 10.0.0.0 was Established before the change, now Idle"
-    ]
+    assert _problems(before, {"bgp": _eos_bgp({"10.0.0.0": ("Idle", 0)})}) == ["bgp: 10.0.0.0 was Established before the change, now Idle"]
     assert _problems(before, {"bgp": _eos_bgp({"10.0.0.0": ("Established", 0)})}) == [
         "bgp: 10.0.0.0 is Established with 0 prefixes received"
     ]
@@ -170,10 +168,16 @@ def test_lldp_must_match_the_cabling_plan() -> None:
 
 
 def test_watchdog_drops_and_errors_must_not_grow() -> None:
-    before = {"watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 4}}}}}, "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 0}}}}
+    before = {
+        "watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 4}}}}},
+        "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 0}}},
+    }
     same = dict(before)
     assert baseline.switch_problems(before, same) == []
-    grown = {"watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 9}}}}}, "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 2}}}}
+    grown = {
+        "watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 9}}}}},
+        "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 2}}},
+    }
     assert baseline.switch_problems(before, grown) == [
         "errors: TABLE_interface/ROW_interface/eth-fcs-err grew from 0 to 2",
         "watchdog: interfaces/Et1/txQueues/3/droppedPackets grew from 4 to 9",

@@ -119,9 +119,13 @@ def bgp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Ex
             problems.append(f"bgp: {address} was Established before the change, now {now.get(address, Session('not configured', 0)).state}")
     for neighbor in expect.neighbors:
         address, peer = str(neighbor["address"]), str(neighbor.get("peer", ""))
-        session = now.get(address)
-        if peer in expect.peers_on_new_config and not (session and session.established) and not was.get(address, Session("", 0)).established:
-            problems.append(f"bgp: {address} ({peer}, already on the new config) is {session.state if session else 'not configured'}")
+        current = now.get(address)
+        if (
+            peer in expect.peers_on_new_config
+            and not (current and current.established)
+            and not was.get(address, Session("", 0)).established
+        ):
+            problems.append(f"bgp: {address} ({peer}, already on the new config) is {current.state if current else 'not configured'}")
     for address, session in sorted(now.items()):
         if session.established and session.prefixes < 1:
             problems.append(f"bgp: {address} is Established with 0 prefixes received")
@@ -149,7 +153,9 @@ def lldp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: E
         planned = (_host(link["peer"]), _short(str(link["peer_interface"])))
         seen = now.get(local)
         if seen is not None and seen != planned:
-            problems.append(f"lldp: {link['interface']} sees {seen[0]} {seen[1]}, the cabling plan says {link['peer']} {link['peer_interface']}")
+            problems.append(
+                f"lldp: {link['interface']} sees {seen[0]} {seen[1]}, the cabling plan says {link['peer']} {link['peer_interface']}"
+            )
         elif seen is None and local in was:
             problems.append(f"lldp: {link['interface']} saw {was[local][0]} before the change, nothing now")
     return problems

@@ -7,8 +7,8 @@ from typing import Any
 
 from fabricgen.postchecks import ansible_filters as postcheck_filters
 from fabricgen.push import baseline, rollout
-from fabricgen.push.rescue import rescue_report
 from fabricgen.push.ownership import owned_text, redact
+from fabricgen.push.rescue import rescue_report
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
 
 
@@ -20,7 +20,9 @@ def ansible_filters() -> dict[str, Any]:
     filters = dict(postcheck_filters())
     filters.update(
         {
-            "fabricgen_staged_config": lambda rendered, running, overlay, platform, keep=True: staged_config(platform, rendered, running, overlay, keep),
+            "fabricgen_staged_config": lambda rendered, running, overlay, platform, keep=True: staged_config(
+                platform, rendered, running, overlay, keep
+            ),
             "fabricgen_lockout_problems": _lockout,
             "fabricgen_drift": lambda running, reference, platform: drift(platform, running, reference),
             "fabricgen_owned_config": lambda text, platform: owned_text(platform, text),
@@ -33,6 +35,8 @@ def ansible_filters() -> dict[str, Any]:
             "fabricgen_commit_window_problems": rollout.commit_window_problems,
             "fabricgen_rescue_report": rescue_report,
             "fabricgen_opensm_master": rollout.opensm_master,
+            "fabricgen_sminfo_master": rollout.sminfo_master,
+            "fabricgen_opensm_mismatch": rollout.opensm_mismatch,
         }
     )
     return filters

@@ -60,7 +60,11 @@ def outcome(attempt: Attempt, before: str, after: str | None, sessions: Any = No
         back = after is not None and owned_text(attempt.platform, after) == owned_text(attempt.platform, before)
         verified = "verified: its config is unchanged" if back else "its config could not be read back; nothing had been committed"
         return f"{device}: failed before any commit ('{attempt.failed_task}'); staging of {attempt.name} was discarded, {verified}."
-    if after is not None and owned_text(attempt.platform, after) == owned_text(attempt.platform, before) and not _pending(sessions, attempt.name):
+    if (
+        after is not None
+        and owned_text(attempt.platform, after) == owned_text(attempt.platform, before)
+        and not _pending(sessions, attempt.name)
+    ):
         return f"{device}: '{attempt.failed_task}' failed; rolled back now and verified: the sections fabricgen owns equal the pre-change config."
     reason = "the rollback command failed" if not attempt.rollback_ok else "the switch still differs from its pre-change config"
     if after is None:

@@ -104,3 +104,35 @@ def opensm_master(hosts: Sequence[str], hostvars: Mapping[str, Any]) -> str:
     """
     ranked = sorted(hosts, key=lambda host: (-int(hostvars[host].get("opensm_priority", 0) or 0), host))
     return ranked[0] if ranked else ""
+
+
+def sminfo_master(output: str, priority: Any) -> bool:
+    """`sminfo` reports a MASTER SM with the planned master's priority.
+
+    >>> sminfo_master("sminfo: sm lid 1 sm guid 0x30101, activity count 9 priority 15 state 3 SMINFO_MASTER", 15)
+    True
+    >>> sminfo_master("sminfo: sm lid 1 sm guid 0x30102, activity count 9 priority 5 state 3 SMINFO_MASTER", 15)
+    False
+    """
+    match = re.search(r"priority (\d+) state \d+ SMINFO_MASTER", str(output))
+    return bool(match) and int(match.group(1)) == int(priority)  # type: ignore[union-attr]
+
+
+def opensm_mismatch(hosts: Sequence[str], hostvars: Mapping[str, Any], register: str, per_host: Iterable[str]) -> list[str]:
+    """Files (other than the per-host ones) whose checksum differs between SM hosts that have a
+    registered `find` result: `partitions.conf: sm1 != sm2`."""
+    skip = set(per_host)
+    seen: dict[str, tuple[str, str]] = {}
+    problems = []
+    for host in sorted(hosts):
+        result = hostvars[host].get(register) if host in hostvars else None
+        if not isinstance(result, Mapping):
+            continue
+        for entry in result.get("files", []):
+            name = str(entry["path"]).rsplit("/", 1)[-1]
+            if name in skip:
+                continue
+            first = seen.setdefault(name, (host, str(entry.get("checksum", ""))))
+            if first[1] != str(entry.get("checksum", "")):
+                problems.append(f"{name}: {first[0]} != {host}")
+    return problems

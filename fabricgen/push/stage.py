@@ -16,9 +16,10 @@ controller's memory; nothing here writes files.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from fabricgen.push.ownership import Ownership, owned_sections, ownership
+from fabricgen.push.ownership import Ownership, owned_sections, ownership, redact
 from fabricgen.push.sections import Section, join_sections, split_sections
 
 
@@ -84,10 +85,10 @@ def _user_line(owner: Ownership, text: str, user: str) -> str | None:
     return None
 
 
-def _token(pattern: object, line: str | None) -> str:
+def _token(pattern: re.Pattern[str], line: str | None) -> str:
     if line is None:
         return ""
-    match = pattern.search(line)  # type: ignore[attr-defined]
+    match = pattern.search(line)
     return str(match.group(1)) if match else ""
 
 
@@ -109,7 +110,9 @@ def lockout_problems(platform: str, staged: str, running: str, login: Login) -> 
         for label, pattern in (("role", owner.login_role), ("privilege", owner.login_privilege)):
             was, now = _token(pattern, before), _token(pattern, after)
             if before is not None and was != now:
-                problems.append(f"{login.device}: the staged config changes the {label} of '{login.user}' from {was or '-'} to {now or '-'}")
+                problems.append(
+                    f"{login.device}: the staged config changes the {label} of '{login.user}' from {was or '-'} to {now or '-'}"
+                )
     problems.extend(_api_problems(owner, staged, login))
     return problems
 
@@ -135,7 +138,8 @@ def _api_problems(owner: Ownership, staged: str, login: Login) -> list[str]:
 
 def drift(platform: str, running: str, reference: str) -> list[str]:
     """Owned lines that differ between the device and the last post-change backup (`-` missing
-    on the device, `+` added on it), defaults dropped; empty when nobody changed the device.
+    on the device, `+` added on it), defaults dropped, secrets redacted; empty when nobody
+    changed the device.
 
     >>> drift("eos", "hostname a\\ninterface Ethernet1\\n   mtu 1500\\n   mtu 9000\\n", "hostname a\\ninterface Ethernet1\\n   mtu 9214\\n")
     ['- interface Ethernet1 / mtu 9214', '+ interface Ethernet1 / mtu 9000']
@@ -143,7 +147,8 @@ def drift(platform: str, running: str, reference: str) -> list[str]:
     owner = ownership(platform)
     now, then = _flat(owned_sections(owner, running)), _flat(owned_sections(owner, reference))
     now_set, then_set = set(now), set(then)
-    return [f"- {line}" for line in then if line not in now_set] + [f"+ {line}" for line in now if line not in then_set]
+    lines = [f"- {line}" for line in then if line not in now_set] + [f"+ {line}" for line in now if line not in then_set]
+    return [redact(platform, line) for line in lines]
 
 
 def _flat(sections: list[Section]) -> list[str]:

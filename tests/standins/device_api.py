@@ -110,6 +110,7 @@ class StandinDevice:
 
     clock: StandinClock = field(default_factory=StandinClock)
     routing: RoutingState | None = None
+    applied: str = ""  # the running config the routing-state source last got
 
     def __post_init__(self) -> None:
         if not self.running:
@@ -125,6 +126,13 @@ class StandinDevice:
                 self.running = self.pending[1]
                 self.record("timer-expired", self.pending[0])
                 self.pending = None
+            self.sync_routing()
+
+    def sync_routing(self) -> None:
+        """Hand a changed running config to the routing-state source (a lab restarts FRR on it)."""
+        if self.routing is not None and self.running != self.applied:
+            self.routing.apply(self)
+            self.applied = self.running
 
     def commit_pending(self, name: str, previous: str, seconds: float) -> None:
         self.pending = (name, previous)
@@ -383,7 +391,9 @@ class NxosApi:
         if command == "show queuing pfc-queue detail":
             return {"TABLE_pfcwd": {"ROW_pfcwd": [{"interface": n, "drop-count": 0} for n in device.roce_interfaces]}}
         if command == "show ip bgp summary":
-            rows = [{"neighborid": a, "state": st, "prefixreceived": n, "neighboras": asn} for a, (st, n, asn) in device.bgp_sessions().items()]
+            rows = [
+                {"neighborid": a, "state": st, "prefixreceived": n, "neighboras": asn} for a, (st, n, asn) in device.bgp_sessions().items()
+            ]
             neighbor_rows: Any = rows[0] if len(rows) == 1 else rows
             saf = {"ROW_saf": {"safi": "1", "TABLE_neighbor": {"ROW_neighbor": neighbor_rows}}}
             af = {"ROW_af": {"af-id": "1", "TABLE_saf": saf}}
@@ -434,6 +444,7 @@ def _handler(device: StandinDevice) -> type[BaseHTTPRequestHandler]:
                 else:
                     self.send_error(404)
                     return
+                device.sync_routing()
             data = json.dumps(reply).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -36,10 +36,16 @@ class ConfigRouting:
         links = {local.lower(): (peer, far.lower()) for local, peer, far in device.cabling}
         sessions = {}
         for address, remote_as in neighbors.items():
-            sessions[address] = ("Established", 1, remote_as) if self._agree(device, asn, address, remote_as, addresses, links) else ("Active", 0, remote_as)
+            sessions[address] = (
+                ("Established", 1, remote_as)
+                if self._agree(device, asn, address, remote_as, addresses, links)
+                else ("Active", 0, remote_as)
+            )
         return sessions
 
-    def _agree(self, device: StandinDevice, asn: str, address: str, remote_as: str, addresses: dict[str, str], links: dict[str, tuple[str, str]]) -> bool:
+    def _agree(
+        self, device: StandinDevice, asn: str, address: str, remote_as: str, addresses: dict[str, str], links: dict[str, tuple[str, str]]
+    ) -> bool:
         target = ipaddress.ip_address(address)
         for interface, cidr in addresses.items():
             network = ipaddress.ip_interface(cidr)
