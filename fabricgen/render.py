@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from functools import partial
+from typing import Any
 
 from fabricgen.artifacts import ARTIFACT_PRODUCERS
 from fabricgen.catalog import catalog_data, platforms
