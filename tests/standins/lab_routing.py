@@ -26,6 +26,7 @@ class LabRouting:
     def __init__(self, lab: Lab, topology: LabTopology) -> None:
         self.lab = lab
         self.topology = topology
+        self.devices: dict[str, StandinDevice] = {}  # filled by the test fixture, as for ConfigRouting
 
     def switch_for(self, device: StandinDevice) -> LabSwitch:
         """The planned lab switch with the routing part of the device's committed config."""
