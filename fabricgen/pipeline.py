@@ -13,6 +13,7 @@ from fabricgen.loader import load_inventory, resolve_inventory_path
 from fabricgen.model import Plan
 from fabricgen.planner import build_plan
 from fabricgen.schema import apply_defaults, validate_document
+from fabricgen.validation import check_document, check_planned, check_raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +25,13 @@ class Checked:
 def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
     """Run every stage up to a checked plan; raise FabricError with all problems otherwise."""
     document = load_inventory(inventory, display_name or str(resolve_inventory_path(inventory)))
-    problems = validate_document(document.data, document.source)
+    problems = validate_document(document.data, document.source) + check_raw(document.data, document.source)
     raise_if_errors(problems)
     doc = apply_defaults(document.data)
+    early = check_document(doc, document.source)
+    raise_if_errors(early)
     plan = build_plan(doc, document.source)
-    findings = check_plan(plan, doc, document.source)
+    findings = early + check_plan(plan, doc, document.source) + check_planned(plan, doc, document.source)
     raise_if_errors(findings)
     return Checked(plan, tuple(findings))
 
