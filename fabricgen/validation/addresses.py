@@ -134,16 +134,30 @@ def _check_services(doc: dict[str, Any], pools: dict[str, ipaddress.IPv4Network]
 
 
 def check_gateway_users(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    """The management gateway must not also be a switch's management address (pinned or derived)."""
-    gateway = (doc.get("addressing") or {}).get("management_gateway")
-    if not gateway:
+    """The management gateway (given, or the pool's first address) must not also be a switch's
+    management address, pinned or derived."""
+    addressing = doc.get("addressing") or {}
+    if "management" not in addressing:
         return []
+    pool = ipaddress.IPv4Network(addressing["management"])
+    gateway = addressing.get("management_gateway") or str(pool.network_address + 1)
+    given = "management_gateway" in addressing
     for device in plan.devices:
         if device.management == gateway:
             pinned = _pinned_management_path(doc, gateway)
-            path = ("addressing", "management_gateway")
-            other = f" ({place(source, pinned)})" if pinned else " (derived from addressing.management)"
-            return [source.diagnostic(path, f"gateway {gateway} is also the management address of {device.name}{other}")]
+            path = pinned or ("addressing", "management_gateway" if given else "management")
+            gateway_place = (
+                place(source, ("addressing", "management_gateway"))
+                if given
+                else f"the pool's first address, {place(source, ('addressing', 'management'))}"
+            )
+            return [
+                source.diagnostic(
+                    path,
+                    f"{device.name}'s management address {gateway} is the management gateway ({gateway_place})",
+                    hint="pin another address, or set addressing.management_gateway",
+                )
+            ]
     return []
 
 

@@ -9,15 +9,17 @@ from fabricgen.loader import PathKey, SourceMap, format_path
 
 
 def place(source: SourceMap, path: PathKey) -> str:
-    """'leaves.nodes[0].name, line 16': a key path and the line it was written on (for a key the
-    user left out, the line of the closest key that is written).
+    """'leaves.nodes[0].name, line 16': a key path and the line it was written on; for a key the
+    user left out, 'the default leaves.name'.
 
     >>> source = SourceMap("f.yml", values={("leaves",): (10, 3), ("leaves", "name"): (12, 9)})
     >>> place(source, ("leaves", "name"))
     'leaves.name, line 12'
-    >>> place(source, ("leaves", "count"))
-    'leaves.count, line 10'
+    >>> place(source, ("spines", "name"))
+    'the default spines.name'
     """
+    if not written(source, path):
+        return f"the default {format_path(path)}"
     return f"{format_path(path)}, line {source.locate(path)[0]}"
 
 

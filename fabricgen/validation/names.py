@@ -148,6 +148,8 @@ def _check_clashes(names: list[Named], source: SourceMap) -> list[Diagnostic]:
         seen = first.setdefault(item.name, item)
         if seen is item or seen.identity == item.identity:
             continue
+        if found and item.identity[0] == "server":
+            break  # server names repeat clashing leaf names: the root cause is reported
         if len(found) == MAX_LISTED:
             found.append(source.diagnostic(item.path, "... and more duplicate names"))
             break
@@ -175,7 +177,7 @@ def _all_names(doc: dict[str, Any]) -> Iterator[Named]:
         for position, sm in enumerate(doc.get("subnet_managers") or []):
             if sm["host"] not in server_names:
                 path = ("subnet_managers", position, "host")
-                yield Named(sm["host"], f"subnet manager host {sm['host']!r}", path, ("sm", sm["host"]), pinned=True)
+                yield Named(sm["host"], f"subnet manager {position + 1}", path, ("sm", sm["host"]), pinned=True)
 
 
 def _tiers(doc: dict[str, Any]) -> Iterator[tuple[str, list[tuple[int, int, Named]]]]:
