@@ -1,5 +1,6 @@
 """No inventory may reach the internal-error path: mutated examples through `validate` exit 0
-(valid, perhaps with warnings) or 2 (located errors), never 70 and never with a traceback.
+(valid, perhaps with warnings) or 2 (located errors), never 70 and never with a traceback; and
+a mutant that validates also renders.
 
 Mutations are drawn from a seeded generator, so a failure reproduces: each replaces one value
 of an example (a leaf, a list or a mapping) with a hostile or out-of-range one, deletes a key,
@@ -71,6 +72,8 @@ HOSTILE: list[Any] = [
 ]
 SMALL_EXAMPLES = ["pod-roce-400g", "pod-mixed", "pod-rail", "ib-hdr"]
 MUTATIONS_PER_EXAMPLE = 75
+RENDER_EVERY = 3
+"""Every third mutant that validates is also rendered: `validate` must refuse whatever `render` would."""
 
 
 def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -144,6 +147,9 @@ def test_mutated_inventory_exits_0_or_2(example: str, seed: int, tmp_path: Path)
     assert result.exit_code in (0, 2), result.output
     assert "internal error" not in result.stderr and "Traceback" not in result.output
     OUTCOMES[result.exit_code] = OUTCOMES.get(result.exit_code, 0) + 1
+    if result.exit_code == 0 and seed % RENDER_EVERY == 0:  # what validate accepts, render writes
+        rendered = CliRunner().invoke(main, ["render", str(path), "-o", str(tmp_path / "out"), "-q"])
+        assert rendered.exit_code == 0, rendered.output
 
 
 def test_the_mutations_produce_both_outcomes() -> None:
