@@ -79,10 +79,20 @@ def safe_relative(path: str) -> str:
 
 
 def _read_manifest(out: Path) -> set[str]:
+    """The paths fabricgen wrote; an entry that would reach outside `out` (a hand-edited
+    manifest) is ignored, so it can never make fabricgen replace or delete such a file."""
     try:
-        return set((out / MANIFEST).read_text(encoding="utf-8").split("\n")) - {""}
-    except OSError:
+        lines = (out / MANIFEST).read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
         return set()
+    return {line for line in lines if line and _is_safe(line)}
+
+
+def _is_safe(path: str) -> bool:
+    try:
+        return safe_relative(path) == path
+    except FabricError:
+        return False
 
 
 def compare(out: Path, files: dict[str, str]) -> WriteSummary:
@@ -264,7 +274,9 @@ def _apply(out: Path, stage: Path) -> None:
 def _remove_owned(out: Path, rel: str) -> None:
     """Remove a file fabricgen wrote, then the folders it leaves empty (never a non-empty one)."""
     target = out / rel
-    with contextlib.suppress(FileNotFoundError):
+    if not all(_is_real_folder_or_missing(folder) for folder in target.parents if folder.is_relative_to(out) and folder != out):
+        return  # a folder on the way became a symlink: what it points to is not fabricgen's
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
         target.unlink()
     parent = target.parent
     while parent != out:

@@ -315,3 +315,28 @@ def test_kill_9_during_a_large_render_leaves_a_whole_tree(tmp_path: Path) -> Non
     assert after == before
     check = runner.invoke(main, ["render", str(EXAMPLES / "pod-roce-400g"), "-o", str(out), "--check"])
     assert check.exit_code == 0, check.output
+
+
+def test_a_hand_edited_manifest_cannot_reach_outside(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    write_tree(out, {"a.txt": "a\n"})
+    (out / MANIFEST).write_text("a.txt\n../victim.txt\n/etc/hostname\n")
+    summary = write_tree(out, {"b.txt": "b\n"})
+    assert summary.removed == ["a.txt"]
+    assert victim.read_text() == "precious\n"
+
+
+def test_removal_never_follows_a_symlinked_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    elsewhere = tmp_path / "elsewhere"
+    write_tree(out, {"configs/x.cfg": "x\n", "plan.json": "{}\n"})
+    (out / "configs" / "x.cfg").unlink()
+    (out / "configs").rmdir()
+    elsewhere.mkdir()
+    (elsewhere / "x.cfg").write_text("not fabricgen's\n")
+    (out / "configs").symlink_to(elsewhere)
+    write_tree(out, {"plan.json": "{}\n"})
+    assert (elsewhere / "x.cfg").read_text() == "not fabricgen's\n"
+    assert (out / "configs").is_symlink()

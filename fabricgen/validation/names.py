@@ -145,7 +145,7 @@ def _check_clashes(names: list[Named], source: SourceMap) -> list[Diagnostic]:
     first: dict[str, Named] = {}
     found: list[Diagnostic] = []
     for item in names:
-        seen = first.setdefault(item.name, item)
+        seen = first.setdefault(item.name.lower(), item)  # host names ignore case, and so do some file systems
         if seen is item or seen.identity == item.identity:
             continue
         if found and item.identity[0] == "server":
@@ -157,11 +157,20 @@ def _check_clashes(names: list[Named], source: SourceMap) -> list[Diagnostic]:
         found.append(
             source.diagnostic(
                 here.path,
-                f"duplicate name {item.name!r}: {here.what} ({place(source, here.path)}) and {other.what} ({place(source, other.path)})",
+                f"duplicate name {_spelt(here.name, other.name)}: {here.what} ({place(source, here.path)}) and {other.what} ({place(source, other.path)})",
                 hint="every switch, server and subnet manager needs its own name",
             )
         )
     return found
+
+
+def _spelt(name: str, other: str) -> str:
+    """ "'leaf01'", or "'Leaf01' ('leaf01': host names ignore case)" when the two differ in case.
+
+    >>> _spelt("Leaf01", "leaf01")
+    "'Leaf01' ('leaf01': host names ignore case)"
+    """
+    return repr(name) if name == other else f"{name!r} ({other!r}: host names ignore case)"
 
 
 def _all_names(doc: dict[str, Any]) -> Iterator[Named]:
