@@ -17,6 +17,7 @@ from fabricgen.cli import main
 from fabricgen.diagnostics import FabricError
 from fabricgen.write import MANIFEST, STAGING, atomic_write_text, compare, safe_relative, write_tree
 from tests.conftest import EXAMPLES
+from tests.test_analyze_plans import inventory, write_inventory
 
 
 def test_first_write_then_nothing_changes(tmp_path: Path) -> None:
@@ -228,15 +229,31 @@ def test_modes_follow_the_umask(tmp_path: Path, umask: int, file_mode: int, fold
 
 
 def test_analyze_report_modes_follow_the_umask(tmp_path: Path) -> None:
-    target = tmp_path / "reports" / "analysis.md"
+    """`analyze --markdown` writes its report and charts 0644 with umask 022 (it used to leave them 0600)."""
+    path = write_inventory(tmp_path / "f", inventory(leaves=2, jobs={"hand": {"params": "7B"}}))
+    out = tmp_path / "docs" / "analysis.md"
     previous = os.umask(0o022)
     try:
-        atomic_write_text(target, "# report\n")
+        result = CliRunner().invoke(main, ["analyze", str(path), "--trials", "4", "--markdown", str(out)])
     finally:
         os.umask(previous)
-    assert stat.S_IMODE(target.stat().st_mode) == 0o644
-    assert target.read_text() == "# report\n"
-    assert [p.name for p in target.parent.iterdir()] == ["analysis.md"]
+    assert result.exit_code == 0, result.output
+    written = sorted(out.parent.iterdir())
+    assert [p.name for p in written] == ["analysis-hand.svg", "analysis.md"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in written} == {0o644}
+
+
+def test_atomic_write_text_respects_the_umask(tmp_path: Path) -> None:
+    target = tmp_path / "reports" / "report.md"
+    previous = os.umask(0o027)
+    try:
+        atomic_write_text(target, "# report\n")
+        atomic_write_text(target, "# report, again\n")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert target.read_text() == "# report, again\n"
+    assert [p.name for p in target.parent.iterdir()] == ["report.md"]
 
 
 def test_a_failure_while_staging_leaves_the_old_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
