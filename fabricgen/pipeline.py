@@ -30,7 +30,10 @@ def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
     doc = apply_defaults(document.data)
     early = check_document(doc, document.source)
     raise_if_errors(early)
-    plan = build_plan(doc, document.source)
+    try:
+        plan = build_plan(doc, document.source)
+    except FabricError as exc:  # keep the early warnings with the planner's errors
+        raise FabricError(early + exc.diagnostics) from None
     findings = early + check_plan(plan, doc, document.source) + check_planned(plan, doc, document.source)
     raise_if_errors(findings)
     return Checked(plan, tuple(findings))
