@@ -23,7 +23,7 @@ def test_valid_host_names(name: str) -> None:
         ("leaf.01", "'.' is not allowed"),
         ("leaf_01", "'_' is not allowed"),
         ("leaf$(id)", "'$' is not allowed"),
-        ("lеaf", "'е' is not allowed"),  # a Cyrillic e
+        ("l\u0435af", "'\u0435' is not allowed"),  # a Cyrillic e that looks Latin
     ],
 )
 def test_invalid_host_names(name: str, why: str) -> None:
