@@ -143,8 +143,17 @@ def _compare(out: Path, files: dict[str, str]) -> WriteSummary:
 def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = False) -> WriteSummary:
     """Make fabricgen's files in `out` exactly `files`, leaving everything else in `out` alone.
     With `keep_unlisted_owned` (used by --limit), files fabricgen wrote before and does not
-    produce now are kept (and stay owned)."""
+    produce now are kept (and stay owned). A folder that cannot be written (permissions, a full
+    disk) is reported as such, not as a bug of fabricgen."""
     files = {safe_relative(rel): content for rel, content in files.items()}
+    try:
+        return _write_tree(out, files, keep_unlisted_owned)
+    except OSError as exc:
+        where = exc.filename or out
+        raise FabricError([Diagnostic(f"cannot write the output folder: {where}: {exc.strerror or exc}")]) from None
+
+
+def _write_tree(out: Path, files: dict[str, str], keep_unlisted_owned: bool) -> WriteSummary:
     _claim(out)
     recover(out)
     owned_before = _read_manifest(out)

@@ -270,8 +270,9 @@ def test_a_failure_while_staging_leaves_the_old_tree(tmp_path: Path, monkeypatch
         real(path, text)
 
     monkeypatch.setattr(fabricgen.write, "_write_text", failing)
-    with pytest.raises(OSError):
+    with pytest.raises(FabricError) as caught:
         write_tree(out, {f"configs/d{i}.cfg": f"new {i}\n" for i in range(5)})
+    assert "No space left on device" in caught.value.diagnostics[0].message
     assert _snapshot(out) == before
 
 
@@ -357,3 +358,11 @@ def test_removal_never_follows_a_symlinked_folder(tmp_path: Path) -> None:
     write_tree(out, {"plan.json": "{}\n"})
     assert (elsewhere / "x.cfg").read_text() == "not fabricgen's\n"
     assert (out / "configs").is_symlink()
+
+
+def test_an_unwritable_output_is_bad_input_not_a_bug(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x\n")
+    result = CliRunner().invoke(main, ["render", str(EXAMPLES / "pod-roce-400g"), "-o", str(blocker / "out"), "-q"])
+    assert result.exit_code == 2, result.output
+    assert "cannot write the output folder" in result.stderr and "internal error" not in result.stderr
