@@ -7,8 +7,12 @@ BIN := $(VENV)/bin
 EXAMPLE ?= inventories/pod-roce-400g
 DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server
 LINT_PATHS := fabricgen tests $(wildcard benchmarks/*.py)
+CHECK_TESTS := fabricgen tests/test_plan_passes.py tests/test_artifacts_media.py tests/test_yamlemit.py tests/test_templating.py \
+	tests/test_render_golden.py tests/test_artifacts_golden.py tests/test_ib_partitions.py
+# `make check`: the fast loop (lint, types, doctests and the unit tests that need no Debian package
+# and start no subprocess; under a minute). `make test` runs everything and is what CI calls.
 
-.PHONY: render test lint typecheck debian-packages goldens benchmark clean
+.PHONY: render check test lint typecheck debian-packages goldens benchmark clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +43,9 @@ lint: $(VENV)/.installed-test
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
+
+check: $(VENV)/.installed-test lint typecheck
+	$(BIN)/python -m pytest -q $(CHECK_TESTS)
 
 test: $(VENV)/.installed-test debian-packages lint typecheck
 	$(BIN)/python -m pytest -q

@@ -87,7 +87,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     """One size, in this (fresh) process: every stage timed separately."""
     from fabricgen.checks import check_plan
     from fabricgen.loader import load_inventory
-    from fabricgen.planner import build_plan
+    from fabricgen.plan.build import build_plan
     from fabricgen.render import RenderContext, render_files
     from fabricgen.schema import apply_defaults, validate_document
     from fabricgen.validation import check_document, check_planned, check_raw

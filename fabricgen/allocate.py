@@ -13,7 +13,8 @@ not from device counts), so adding a leaf or a server never moves anything that 
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 MANAGEMENT_RESERVED = 10
 """First addresses of the management pool left for gateways and infrastructure."""
@@ -31,15 +32,6 @@ def prefix_base_size(prefix: str) -> tuple[int, int]:
     """'10.0.0.0/24' -> (base as int, number of addresses). Host bits are ignored."""
     network = ipaddress.IPv4Network(prefix, strict=False)
     return int(network.network_address), network.num_addresses
-
-
-def loopback_offset(role: str, index: int, spine_slots: int) -> int:
-    """Spines fill addresses 1..spine_slots of the pool, leaves follow (the .0 stays unused)."""
-    return index if role == "spine" else spine_slots + index
-
-
-def management_offset(role: str, index: int, spine_slots: int) -> int:
-    return MANAGEMENT_RESERVED + loopback_offset(role, index, spine_slots)
 
 
 def fabric_link_offset(*, leaf: int, spine: int, link: int, spine_slots: int, per_spine: int) -> int:
@@ -125,3 +117,32 @@ class Layout:
     def leaf_spine_offset(self, pod: int, leaf: int, spine: int, link: int) -> int:
         pod_base = self.superspine_block + (pod - 1) * self.leaf_slots * self.spine_slots * self.per_spine * 2
         return pod_base + fabric_link_offset(leaf=leaf, spine=spine, link=link, spine_slots=self.spine_slots, per_spine=self.per_spine)
+
+
+@dataclass(slots=True)
+class PoolTally:
+    """How much of each pool a pass allocated: addresses assigned (`used`) and one past the
+    highest offset (`needed`). Passes each keep their own and the planner merges them.
+
+    >>> a, b = PoolTally(), PoolTally()
+    >>> a.take("fabric", 10, 2); b.take("fabric", 4, 2)
+    >>> merged = PoolTally.merge((a, b)); merged.used["fabric"], merged.needed["fabric"]
+    (4, 12)
+    """
+
+    used: dict[str, int] = field(default_factory=dict)
+    needed: dict[str, int] = field(default_factory=dict)
+
+    def take(self, name: str, offset: int, count: int = 1) -> None:
+        self.used[name] = self.used.get(name, 0) + count
+        self.needed[name] = max(self.needed.get(name, 0), offset + count)
+
+    @classmethod
+    def merge(cls, tallies: Iterable[PoolTally]) -> PoolTally:
+        total = cls()
+        for tally in tallies:
+            for name, used in tally.used.items():
+                total.used[name] = total.used.get(name, 0) + used
+            for name, needed in tally.needed.items():
+                total.needed[name] = max(total.needed.get(name, 0), needed)
+        return total

@@ -8,17 +8,19 @@ never modify anything. Each is linear in the size of the fabric.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import netaddr
 
+from fabricgen.allocate import ip_int
 from fabricgen.catalog import platforms
 from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
 from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Plan
+from fabricgen.model import Pin, Plan
 
 Check = Callable[[Plan, dict[str, Any], SourceMap], Iterable[Diagnostic]]
 
@@ -62,14 +64,27 @@ def _first_path(source: SourceMap, *candidates: PathKey) -> PathKey:
     return candidates[-1]
 
 
-def _pinned_addresses(doc: dict[str, Any]) -> dict[str, PathKey]:
-    pins: dict[str, PathKey] = {}
-    for key in ("spines", "leaves"):
-        for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-            for field in ("loopback", "management"):
-                if field in node:
-                    pins[node[field]] = (key, "nodes", position, field)
+def _pinned(plan: Plan, field: str) -> dict[str, Pin]:
+    """Device name -> the pin of `field` on it (the plan keeps every pin with its position)."""
+    return {pin.device: pin for pin in plan.pins if pin.key == field}
+
+
+def _pinned_addresses(plan: Plan) -> dict[str, Pin]:
+    """Pinned loopback and management address -> its pin."""
+    by_name = {d.name: d for d in plan.devices}
+    pins: dict[str, Pin] = {}
+    for pin in plan.pins:
+        if pin.key in ("loopback", "management"):
+            device = by_name[pin.device]
+            pins[device.loopback if pin.key == "loopback" else device.management] = pin
     return pins
+
+
+def _at(source: SourceMap, where: PathKey | Pin, message: str, hint: str = "") -> Diagnostic:
+    """A diagnostic at a key path, or at a pinned value's own position."""
+    if isinstance(where, Pin):
+        return Diagnostic(message, where.path, source.file, where.line, where.column, hint)
+    return source.diagnostic(where, message, hint=hint)
 
 
 def check_names(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -90,7 +105,7 @@ def check_names(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
 
 
 def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    pins = _pinned_addresses(doc)
+    pins = _pinned_addresses(plan)
     # One dict entry per address; owners are formatted only for the (rare) clashes: at
     # 5,000 switches there are 600,000 addresses and a string each cost seconds.
     first: dict[str, tuple[str, str]] = {}
@@ -112,28 +127,53 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
         for nic in server.nics:
             if nic.address and nic.address != nic.gateway:
                 own(nic.address, (server.name, f"nic{nic.nic}"))
-    clashes = sorted((address, [f"{who} {what}" for who, what in users]) for address, users in clashing.items())
-    for address, users in clashes[:MAX_LISTED]:
-        yield source.diagnostic(pins.get(address, ("addressing",)), f"address {address} is used more than once: {', '.join(sorted(users))}")
-    if len(clashes) > MAX_LISTED:
-        yield source.diagnostic(("addressing",), f"... and {len(clashes) - MAX_LISTED} more addresses used more than once")
+    leaf_of = {server.name: server.leaf for server in plan.servers}
+    yield from _clash_findings(clashing, pins, leaf_of, source)
     asns: dict[int, list[str]] = defaultdict(list)
     for device in plan.devices:
         if device.role == "leaf" and device.asn:
             asns[device.asn].append(device.name)
     spine_asns = {d.asn for d in plan.devices if d.role == "spine"}
-    asn_pins = {
-        node["asn"]: ("leaves", "nodes", i, "asn") for i, node in enumerate(doc.get("leaves", {}).get("nodes", [])) if "asn" in node
-    }
+    leaf_asn = {d.name: d.asn for d in plan.devices if d.role == "leaf"}
+    asn_pins = {leaf_asn[name]: pin for name, pin in _pinned(plan, "asn").items() if name in leaf_asn}
     for asn, users in sorted(asns.items()):
         if len(users) > 1:
-            yield source.diagnostic(
+            yield _at(
+                source,
                 asn_pins.get(asn, ("bgp", "leaf_asn")),
                 f"ASN {asn} is used by several leaves: {', '.join(sorted(users))}",
                 hint="RFC 7938 gives each leaf its own ASN",
             )
         if asn in spine_asns:
             yield source.diagnostic(("bgp", "leaf_asn"), f"ASN {asn} of {', '.join(users)} equals the spine ASN")
+
+
+def _clash_findings(
+    clashing: dict[str, list[tuple[str, str]]], pins: dict[str, Pin], leaf_of: dict[str, str], source: SourceMap
+) -> Iterable[Diagnostic]:
+    """One finding per root cause: clashes between the same switches (a server counts as its
+    leaf) are one overlap of their address blocks, however many addresses it covers. A pinned
+    address keeps its own finding, at the pin's line."""
+    overlaps: dict[tuple[str, ...], list[tuple[str, list[str]]]] = defaultdict(list)
+    for address, users in sorted(clashing.items(), key=lambda item: ip_int(item[0])):
+        owners = [f"{who} {what}" for who, what in users]
+        if address in pins:
+            yield _at(source, pins[address], f"address {address} is used more than once: {', '.join(sorted(owners))}")
+            continue
+        overlaps[tuple(sorted({leaf_of.get(who, who) for who, _ in users}))].append((address, sorted(owners)))
+    for devices, found in sorted(overlaps.items())[:MAX_LISTED]:
+        address, owners = found[0]
+        if len(found) == 1:
+            yield source.diagnostic(("addressing",), f"address {address} is used more than once: {', '.join(owners)}")
+            continue
+        yield source.diagnostic(
+            ("addressing",),
+            f"{len(found)} addresses ({address} to {found[-1][0]}) are used by more than one of {', '.join(devices)} "
+            f"(and their servers), e.g. {address}: {', '.join(owners)}",
+            hint="their address blocks overlap: a pinned address, or a device whose model has more ports than the tier's",
+        )
+    if len(overlaps) > MAX_LISTED:
+        yield source.diagnostic(("addressing",), f"... and {len(overlaps) - MAX_LISTED} more sets of devices with overlapping addresses")
 
 
 def check_ports(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -161,9 +201,35 @@ def check_ports(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
         )
 
 
+_NUMBERED = re.compile(r"^(.*?)([0-9]+)$")
+
+
+def _runs(names: list[str]) -> list[str]:
+    """Consecutively numbered names as one range: one finding names 13 leaves in one line.
+
+    >>> _runs(["t1-leaf01", "t1-leaf02", "t1-leaf03", "t1-leaf05", "x"])
+    ['t1-leaf01..t1-leaf03', 't1-leaf05', 'x']
+    """
+    runs: list[list[str]] = []
+    for name in names:
+        match, last = _NUMBERED.match(name), _NUMBERED.match(runs[-1][-1]) if runs else None
+        if (
+            match
+            and last
+            and match.group(1) == last.group(1)
+            and len(match.group(2)) == len(last.group(2))
+            and int(match.group(2)) == int(last.group(2)) + 1
+        ):
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return [run[0] if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs]
+
+
 def _names(names: list[str]) -> str:
-    shown = ", ".join(names[:MAX_LISTED])
-    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
+    """Every name, consecutively numbered ones as ranges (`leaf01..leaf13`), at most MAX_LISTED pieces."""
+    runs = _runs(names)
+    return ", ".join(runs[:MAX_LISTED]) + (f" and {len(runs) - MAX_LISTED} more" if len(runs) > MAX_LISTED else "")
 
 
 def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -175,7 +241,7 @@ def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -
             groups[(item.downlink_gbps, item.uplink_gbps, below, above)].append(item.device)
     path = _first_path(source, ("oversubscription", "max_ratio"), ("servers", "per_leaf"))
     for (down, up, below, above), devices in sorted(groups.items()):
-        names = ", ".join(devices[:MAX_LISTED]) + (f" and {len(devices) - MAX_LISTED} more" if len(devices) > MAX_LISTED else "")
+        names = _names(devices)
         ratio = f"{down / up:.2f}:1" if up else "with no uplinks"
         yield source.diagnostic(
             path,
@@ -219,12 +285,11 @@ def check_roce(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[D
 
 
 def check_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    pins = _pinned(plan, "asn")
     for device in plan.devices:
         if device.asn > 4294967294:
-            yield source.diagnostic(
-                _node_path(doc, device.role, device.index, "asn") if device.role == "leaf" else ("bgp", "spine_asn"),
-                f"{device.name}: ASN {device.asn} is out of range (1-4294967294)",
-            )
+            default: PathKey = ("bgp", f"{device.role}_asn")
+            yield _at(source, pins.get(device.name, default), f"{device.name}: ASN {device.asn} is out of range (1-4294967294)")
 
 
 def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:

@@ -8,6 +8,7 @@ format, they do not decide.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +160,24 @@ class Endpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """The media of one cable (chosen by `plan/media.py`). `cable_part` is the copper cable or
+    the fibre patch cord; `a_optic`/`z_optic` the transceivers (empty for copper). Links with the
+    same hardware, length and speed share one instance."""
+
+    medium: str
+    variant: str
+    kind: str
+    netbox_type: str
+    cable_part: str
+    a_optic: str
+    z_optic: str
+
+
+@dataclass(frozen=True, slots=True)
 class Link:
-    """One cable. A end is the lower tier (server or leaf), Z end the upper."""
+    """One cable. A end is the lower tier (server or leaf), Z end the upper. `media` is set by
+    the media pass (None only while the planner is still wiring)."""
 
     kind: str
     a: Endpoint
@@ -170,6 +187,7 @@ class Link:
     a_address: str
     z_address: str
     length_m: float
+    media: Choice | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,11 +310,6 @@ class SubnetManager:
     leaf: str
     leaf_port: int
 
-    @property
-    def guid(self) -> str:
-        """The port GUID OpenSM binds to (the name used before node and port GUIDs were split)."""
-        return self.port_guid
-
 
 @dataclass(frozen=True, slots=True)
 class Partition:
@@ -378,6 +391,39 @@ class Services:
 
 
 @dataclass(frozen=True, slots=True)
+class TierLinks:
+    """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
+    between each lower and upper device of a group) or `server-leaf` (`per_pair` NICs per server)."""
+
+    kind: str
+    speed: int
+    per_pair: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """A value the inventory pins on one device (`key` under its `nodes:` entry), and where:
+    checks point at the pin, not at the tier's default."""
+
+    device: str
+    key: str
+    path: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobInput:
+    """One `jobs:` entry for `fabricgen analyze`, as written (the analyzer applies its schema
+    defaults), with the positions of its keys (dotted, relative to the job; "" is the job)."""
+
+    name: str
+    settings: dict[str, Any]
+    positions: dict[str, tuple[int, int]]
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     name: str
     description: str
@@ -402,6 +448,10 @@ class Plan:
     """Pods of a three-tier fabric; 0 for two tiers."""
     rails: int = 0
     """Rail leaves per scalable unit with rail attachment; 0 when servers attach to one leaf."""
+    tier_links: tuple[TierLinks, ...] = ()
+    """Per kind of cable: speed, cables per pair, number of cables (consumers need not count links)."""
+    pins: tuple[Pin, ...] = ()
+    jobs: tuple[JobInput, ...] = ()
 
     def device(self, name: str) -> Device:
         for device in self.devices:

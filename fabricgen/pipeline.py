@@ -11,8 +11,8 @@ from fabricgen.checks import check_plan
 from fabricgen.diagnostics import Diagnostic, FabricError, raise_if_errors
 from fabricgen.loader import load_inventory, resolve_inventory_path
 from fabricgen.model import Plan
-from fabricgen.planner import build_plan
-from fabricgen.schema import apply_defaults, validate_document
+from fabricgen.plan.build import build_plan
+from fabricgen.schema import apply_defaults, normalise_units, validate_document
 from fabricgen.validation import check_document, check_planned, check_raw
 
 
@@ -25,9 +25,12 @@ class Checked:
 def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
     """Run every stage up to a checked plan; raise FabricError with all problems otherwise."""
     document = load_inventory(inventory, display_name or str(resolve_inventory_path(inventory)))
-    problems = validate_document(document.data, document.source) + check_raw(document.data, document.source)
+    data, unit_problems = normalise_units(document.data, document.source)
+    refused = {d.path for d in unit_problems}
+    problems = unit_problems + [d for d in validate_document(data, document.source) if d.path not in refused]
+    problems += check_raw(document.data, document.source)
     raise_if_errors(problems)
-    doc = apply_defaults(document.data)
+    doc = apply_defaults(data)
     early = check_document(doc, document.source)
     raise_if_errors(early)
     try:

@@ -9,38 +9,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
-from typing import Any
 
+from fabricgen.artifacts import ARTIFACT_PRODUCERS
 from fabricgen.catalog import platforms
+from fabricgen.context import Producer as Producer
+from fabricgen.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
+from fabricgen.infiniband.render import opensm_files
 from fabricgen.model import Device, Plan
 from fabricgen.parallel import fan_out, run_units, slices
 from fabricgen.serialize import plan_json
 from fabricgen.templating import environment
 from fabricgen.yamlemit import yaml_text
-
-
-@dataclass(frozen=True, slots=True)
-class RenderContext:
-    """What producers may know besides the plan."""
-
-    user_template_dirs: tuple[Path, ...] = ()
-    limit: frozenset[str] | None = None
-    options: dict[str, str] = field(default_factory=dict)
-    jobs: int = 1
-    """Processes for device configs (`render -j`); the output is the same for any value."""
-    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Derived data several producers read (the cables' media choices: cabling and BOM), computed
-    once per render by whichever producer asks first; see `_SHARING` for `-j`."""
-
-    def selected(self, device: Device) -> bool:
-        return self.limit is None or device.name in self.limit
-
-
-Producer = Callable[[Plan, RenderContext], dict[str, str]]
-
 
 _UNTIDY = re.compile(r"[^\S\n]\n|\n\n\n|[^\S\n]\Z")
 _ASCII_TRAILING = tuple(f"{c}\n" for c in " \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
@@ -177,13 +157,7 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
     return files
 
 
-from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling  # noqa: E402  (artifacts import RenderContext only for typing)
-from fabricgen.infiniband.render import opensm_files  # noqa: E402  (imports RenderContext only for typing)
-
 PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, ansible_host_vars, *ARTIFACT_PRODUCERS, opensm_files)
-_SHARING: tuple[tuple[Producer, ...], ...] = ((cabling, bom),)
-"""Producers that read the same memoised data (`RenderContext.memo`): with `-j` they run in one
-worker, one after the other, so the data is computed once (cables: about 2 s at 5,000 switches)."""
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})
 """Producers whose text is tidy by construction (orjson never writes trailing blanks): at
 5,000 switches plan.json is ~400 MB, and scanning it again costs seconds."""
@@ -194,18 +168,14 @@ def render_files(plan: Plan, context: RenderContext, producers: Iterable[Produce
 
     With `context.jobs` above 1 the work is spread over forked processes: device configs in
     slices, every other producer whole, while producers whose output is too large to send back
-    (plan.json) run in this process. The result is sorted, so it is the same for any N.
-    `context.memo` is emptied at the end: the derived data is not held while the files are written."""
+    (plan.json) run in this process. The result is sorted, so it is the same for any N."""
     producers = tuple(producers)
-    try:
-        if context.jobs > 1:
-            return dict(sorted(_render_parallel(plan, context, producers).items()))
-        files: dict[str, str] = {}
-        for producer in producers:
-            files.update(_tidied(producer, plan, context))
-        return dict(sorted(files.items()))
-    finally:
-        context.memo.clear()
+    if context.jobs > 1:
+        return dict(sorted(_render_parallel(plan, context, producers).items()))
+    files: dict[str, str] = {}
+    for producer in producers:
+        files.update(_tidied(producer, plan, context))
+    return dict(sorted(files.items()))
 
 
 def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str, str]:
@@ -214,24 +184,11 @@ def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str,
     return {path: tidy(text) for path, text in producer(plan, context).items()}
 
 
-def _tidied_together(group: tuple[Producer, ...], plan: Plan, context: RenderContext) -> dict[str, str]:
-    files: dict[str, str] = {}
-    for producer in group:
-        files.update(_tidied(producer, plan, context))
-    return files
-
-
 def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Producer, ...]) -> dict[str, str]:
     local: list[Callable[[], dict[str, str]]] = []
     units: list[Callable[[], dict[str, str]]] = []
-    grouped = {first: tuple(p for p in group if p in producers) for group in _SHARING for first in group[:1] if first in producers}
-    later = {p for group in _SHARING for p in group[1:] if group[0] in producers}
     for producer in producers:
-        if producer in later:
-            continue
-        if producer in grouped:
-            units.append(partial(_tidied_together, grouped[producer], plan, context))
-        elif producer in _TIDY_BY_CONSTRUCTION:
+        if producer in _TIDY_BY_CONSTRUCTION:
             local.append(partial(_tidied, producer, plan, context))
         elif producer is device_configs:
             chosen = _chosen_devices(plan, context)

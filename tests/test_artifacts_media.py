@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabricgen.artifacts.media import End, choose, optics_table
+from fabricgen.plan.media import End, choose, keys, optics_table
 
 
 def _end(form_factor: str, speed: int, shared: int = 1, device: str = "sw", port: int = 1) -> End:
@@ -83,22 +83,26 @@ def test_nothing_reaches_past_10km() -> None:
 def test_breakout_cage_shares_one_800g_transceiver() -> None:
     """A 400G leaf port into half of an 800G OSFP cage: 2xDR4 at the cage, DR4 at the leaf,
     and the cage's transceiver is one physical item for both links."""
-    leaf = _end("QSFP-DD", 400, device="leaf")
-    first = choose(400, 200, leaf, _end("OSFP", 800, shared=2, device="spine", port=1))
-    second = choose(400, 200, _end("QSFP-DD", 400, device="leaf", port=2), _end("OSFP", 800, shared=2, device="spine", port=1))
+    leaf, other_leaf = _end("QSFP-DD", 400, device="leaf"), _end("QSFP-DD", 400, device="leaf", port=2)
+    cage = _end("OSFP", 800, shared=2, device="spine", port=1)
+    first = choose(400, 200, leaf, cage)
+    second = choose(400, 200, other_leaf, cage)
     assert first is not None and second is not None
     assert (first.a_optic, first.z_optic) == ("QSFP-DD-400G-DR4", "OSFP-800G-2xDR4")
-    assert first.z_key == second.z_key
-    assert first.a_key != second.a_key
+    _, first_a, first_z = keys(first.kind, leaf, cage)
+    _, second_a, second_z = keys(second.kind, other_leaf, cage)
+    assert first_z == second_z
+    assert first_a != second_a
 
 
 def test_breakout_copper_is_one_cable_per_cage() -> None:
     spine = _end("OSFP", 800, shared=2, device="spine", port=4)
-    first = choose(400, 2, _end("QSFP-DD", 400, device="l1"), spine)
-    second = choose(400, 2, _end("QSFP-DD", 400, device="l2"), spine)
+    l1, l2 = _end("QSFP-DD", 400, device="l1"), _end("QSFP-DD", 400, device="l2")
+    first = choose(400, 2, l1, spine)
+    second = choose(400, 2, l2, spine)
     assert first is not None and second is not None
     assert first.cable_part == "OSFP-800G-to-2xQSFP-DD-400G-DAC"
-    assert first.cable_key == second.cable_key
+    assert keys(first.kind, l1, spine)[0] == keys(second.kind, l2, spine)[0]
 
 
 def test_mixed_form_factor_copper_names_both() -> None:

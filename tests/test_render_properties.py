@@ -1,8 +1,12 @@
 """Property test: for any valid RoCE policy, the rendered EOS and NX-OS QoS says exactly what
-the policy says (same read-back as tests/test_render_qos.py, on random policies)."""
+the policy says (same read-back as tests/test_render_qos.py, on random policies).
+
+The expected values come from the generated inventory section itself (sizes such as "150KB"
+parsed here, independently), not from the plan computed by the code under test."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,6 +16,8 @@ from hier_config import Platform, get_hconfig
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fabricgen.catalog import platforms
+from fabricgen.model import RocePolicy
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext, leftovers, render_files
 from tests.render_cases import FIXTURES
@@ -44,6 +50,36 @@ def policies(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+def _bytes(text: str) -> int:
+    """ "150KB" -> 150000 (1 KB = 1000 bytes, as the switches take it), "1500B" -> 1500."""
+    match = re.fullmatch(r"([0-9]+)(KB|B)", text)
+    assert match is not None, text
+    return int(match.group(1)) * (1000 if match.group(2) == "KB" else 1)
+
+
+def expected_policy(policy: dict[str, Any]) -> RocePolicy:
+    """What the configs must say, straight from the generated `roce:` section (MTU: the
+    platform's default from platforms.yml, since the section sets none)."""
+    ecn, watchdog = policy["ecn"], policy["pfc_watchdog"]
+    roce_platforms = [name for name, p in platforms().items() if p.transport == "roce"]
+    return RocePolicy(
+        no_drop_priority=policy["no_drop_priority"],
+        dscp_data=policy["dscp"]["data"],
+        dscp_cnp=policy["dscp"]["cnp"],
+        cnp_traffic_class=dict.fromkeys(roce_platforms, policy["cnp_traffic_class"]),
+        ecn_enabled=ecn["enabled"],
+        ecn_min_bytes=_bytes(ecn["min"]),
+        ecn_max_bytes=_bytes(ecn["max"]),
+        ecn_probability=ecn["probability"],
+        pfc_watchdog=watchdog["enabled"],
+        watchdog_timeout_ms=watchdog["timeout_ms"],
+        watchdog_recovery_ms=watchdog["recovery_ms"],
+        watchdog_polling_ms=watchdog["polling_ms"],
+        bandwidth_percent=policy["bandwidth_percent"],
+        mtu={name: platforms()[name].mtu_default for name in roce_platforms},
+    )
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), fixture=st.sampled_from(["tiny-eos", "tiny-nxos"]))
 def test_any_policy_renders_as_stated(policy: dict[str, Any], fixture: str) -> None:
@@ -53,11 +89,11 @@ def test_any_policy_renders_as_stated(policy: dict[str, Any], fixture: str) -> N
         (Path(tmp) / "fabric.yml").write_text(yaml.safe_dump(doc), encoding="utf-8")
         plan = load_and_plan(Path(tmp)).plan
     files = render_files(plan, RenderContext())
-    assert plan.roce is not None
+    expected = expected_policy(policy)
     for device in plan.devices:
         text = files[f"configs/{device.name}.cfg"]
         assert leftovers(text) == []
         if device.platform == "eos":
-            _check_eos(plan, plan.roce, device, get_hconfig(Platform.ARISTA_EOS, text))
+            _check_eos(plan, expected, device, get_hconfig(Platform.ARISTA_EOS, text))
         else:
-            _check_nxos(plan, plan.roce, device, get_hconfig(Platform.CISCO_NXOS, text))
+            _check_nxos(plan, expected, device, get_hconfig(Platform.CISCO_NXOS, text))

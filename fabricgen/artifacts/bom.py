@@ -7,34 +7,34 @@ breakout cable) whatever the number of links it serves; each fibre link needs on
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
+from fabricgen.artifacts.cabling import media
 from fabricgen.artifacts.common import csv_text, metres
-from fabricgen.artifacts.media import Cable, cables, render_cables
+from fabricgen.context import RenderContext
 from fabricgen.model import Plan
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
+from fabricgen.plan.media import cage_facts, keys, link_ends
 
 COLUMNS = ("category", "part", "length_m", "count")
 
 
-def bom_rows(plan: Plan, chosen: list[Cable] | None = None) -> list[tuple[str, str, str, int]]:
-    """Physical items per (category, part, length); `chosen` is `cables(plan)` when already known."""
+def bom_rows(plan: Plan) -> list[tuple[str, str, str, int]]:
+    """Physical items per (category, part, length), from the media the planner chose."""
     items: dict[tuple[str, str, str], set[tuple[str, ...]]] = defaultdict(set)
-    for cable in cables(plan) if chosen is None else chosen:
-        choice = cable.choice
-        length = metres(cable.link.length_m)
+    hardware = cage_facts(plan.devices, plan.models)
+    for cable in plan.links:
+        choice = media(cable)
+        length = metres(cable.length_m)
+        cable_key, a_key, z_key = keys(choice.kind, *link_ends(cable, hardware))
         if choice.kind == "copper":
-            items[("cable", choice.cable_part, length)].add(choice.cable_key)
+            items[("cable", choice.cable_part, length)].add(cable_key)
             continue
-        items[("fibre", choice.cable_part, length)].add(choice.cable_key)
-        items[("transceiver", choice.a_optic, "")].add(choice.a_key)
-        items[("transceiver", choice.z_optic, "")].add(choice.z_key)
+        items[("fibre", choice.cable_part, length)].add(cable_key)
+        items[("transceiver", choice.a_optic, "")].add(a_key)
+        items[("transceiver", choice.z_optic, "")].add(z_key)
     order = {"transceiver": 0, "cable": 1, "fibre": 2}
-    keys = sorted(items, key=lambda k: (order[k[0]], k[1], float(k[2] or 0)))
-    return [(category, part, length, len(items[(category, part, length)])) for category, part, length in keys]
+    rows = sorted(items, key=lambda k: (order[k[0]], k[1], float(k[2] or 0)))
+    return [(category, part, length, len(items[(category, part, length)])) for category, part, length in rows]
 
 
 def bom(plan: Plan, context: RenderContext) -> dict[str, str]:
-    return {"bom.csv": csv_text(COLUMNS, bom_rows(plan, render_cables(plan, context)))}
+    return {"bom.csv": csv_text(COLUMNS, bom_rows(plan))}

@@ -1,21 +1,21 @@
-"""Host (NIC) side of the RoCE policy: `hosts.csv` and `hosts/<server>.md`.
+"""Host (NIC) side of the RoCE policy: `hosts.csv` (a row per server NIC) and `hosts/apply.sh`.
 
 Every value comes from the same plan the switch configs come from (`plan.roce`, the server's
 NIC addresses, the leaf port's MTU), so host and switch cannot disagree: ToS is
 `RocePolicy.host_tos` (DSCP << 2 | ECT(0), 106 for DSCP 26), PFC flags enable exactly the
-no-drop priority. Commands are what a ConnectX (mlx5) user runs; netdev and RDMA device names
-differ per host, so the scripts take them from variables.
+no-drop priority. The commands are what a ConnectX (mlx5) user runs.
+
+One CSV and one fixed script instead of a page per server: at cluster scale a page per server
+was 512 files rewritten by a DSCP change; now such a change is one column of one file, and
+the script itself changes only when fabricgen does. The script reads the server's rows from
+hosts.csv by column name, so new columns (other transports, more settings) do not break it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fabricgen.artifacts.common import csv_text
+from fabricgen.context import RenderContext
 from fabricgen.model import Plan, RocePolicy, Server, ServerNic
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
 
 COLUMNS = (
     "server",
@@ -33,6 +33,9 @@ COLUMNS = (
     "dscp_data",
     "tos",
     "dscp_cnp",
+    "ecn",
+    "route_prefix",
+    "route_table",
 )
 
 ROUTE_TABLE_BASE = 100
@@ -40,83 +43,107 @@ ROUTE_TABLE_BASE = 100
 
 
 def pfc_flags(priority: int) -> str:
-    """`mlnx_qos --pfc` argument: 8 flags, 1 on the no-drop priority only."""
+    """`mlnx_qos --pfc` argument: 8 flags, 1 on the no-drop priority only.
+
+    >>> pfc_flags(3)
+    '0,0,0,1,0,0,0,0'
+    """
     return ",".join("1" if p == priority else "0" for p in range(8))
 
 
-def nic_commands(nic: ServerNic, roce: RocePolicy, mtu: int, servers_prefix: str) -> list[str]:
-    netdev, rdma = f"${{NIC{nic.nic}_NETDEV}}", f"${{NIC{nic.nic}_RDMA}}"
-    table = ROUTE_TABLE_BASE + nic.nic
-    lines = [
-        f"# nic{nic.nic} -> {nic.leaf} {nic.leaf_interface} ({nic.speed}G)",
-        f"ip link set dev {netdev} mtu {mtu}",
-    ]
-    if nic.address:
-        lines.append(f"ip address replace {nic.address}/{nic.prefix_length} dev {netdev}")
-    if servers_prefix and nic.gateway and nic.address:
-        lines += [
-            f"ip route replace {servers_prefix} via {nic.gateway} dev {netdev} table {table}",
-            f"ip rule del priority {table} 2>/dev/null || true",
-            f"ip rule add from {nic.address} table {table} priority {table}",
-        ]
-    lines += [
-        f"mlnx_qos -i {netdev} --trust dscp",
-        f"mlnx_qos -i {netdev} --pfc {pfc_flags(roce.no_drop_priority)}",
-        f"cma_roce_tos -d {rdma} -t {roce.host_tos}",
-        f"echo {roce.host_tos} > /sys/class/infiniband/{rdma}/tc/1/traffic_class",
-        f"echo {roce.dscp_cnp} > /sys/class/net/{netdev}/ecn/roce_np/cnp_dscp",
-    ]
-    if roce.ecn_enabled:
-        lines += [
-            f"echo 1 > /sys/class/net/{netdev}/ecn/roce_np/enable/{roce.no_drop_priority}",
-            f"echo 1 > /sys/class/net/{netdev}/ecn/roce_rp/enable/{roce.no_drop_priority}",
-        ]
-    return lines
-
-
-def _server_page(server: Server, roce: RocePolicy, mtu: dict[tuple[str, str], int], servers_prefix: str) -> str:
-    variables = [f': "${{NIC{n.nic}_NETDEV:?netdev of nic{n.nic}}}" "${{NIC{n.nic}_RDMA:?RDMA device of nic{n.nic}}}"' for n in server.nics]
-    body: list[str] = []
-    for nic in server.nics:
-        body += [*nic_commands(nic, roce, mtu[(nic.leaf, nic.leaf_interface)], servers_prefix), ""]
+def nic_row(server: Server, nic: ServerNic, roce: RocePolicy, mtu: int, servers_prefix: str) -> tuple[object, ...]:
+    """One hosts.csv row; the route columns stay empty when the server has no routed address."""
+    routed = bool(servers_prefix and nic.gateway and nic.address)
     return (
-        f"# {server.name}: NIC settings\n\n"
-        f"Leaf {server.leaf}. RoCE data DSCP {roce.dscp_data} (ToS {roce.host_tos}), lossless priority {roce.no_drop_priority}, "
-        f"CNP DSCP {roce.dscp_cnp}. Set `NCCL_IB_TC={roce.host_tos}` for NCCL jobs.\n\n"
-        "Set `NICn_NETDEV` (e.g. `ens1f0np0`) and `NICn_RDMA` (e.g. `mlx5_0`) for each NIC, then run as root:\n\n"
-        "```sh\nset -eu\n" + "\n".join(variables) + "\n\n" + "\n".join(body) + "```\n"
+        server.name,
+        f"nic{nic.nic}",
+        nic.leaf,
+        nic.leaf_interface,
+        f"{nic.speed}G",
+        nic.address,
+        nic.prefix_length if nic.address else "",
+        nic.gateway,
+        mtu,
+        "dscp",
+        roce.no_drop_priority,
+        pfc_flags(roce.no_drop_priority),
+        roce.dscp_data,
+        roce.host_tos,
+        roce.dscp_cnp,
+        "on" if roce.ecn_enabled else "off",
+        servers_prefix if routed else "",
+        ROUTE_TABLE_BASE + nic.nic if routed else "",
     )
 
 
-def hosts(plan: Plan, context: RenderContext) -> dict[str, str]:
+APPLY_SCRIPT = r"""#!/bin/sh
+# Generated by fabricgen; do not edit. Applies one server's NIC settings from hosts.csv:
+# MTU, address, per-NIC source routing, DSCP trust, PFC on the no-drop priority, RoCE ToS,
+# CNP DSCP and ECN (ConnectX / mlx5 tools: mlnx_qos, cma_roce_tos).
+#
+# usage, as root on the server:
+#   NIC1_NETDEV=ens1f0np0 NIC1_RDMA=mlx5_0 [NIC2_NETDEV=... NIC2_RDMA=...] sh apply.sh SERVER [hosts.csv]
+#   DRY_RUN=1 sh apply.sh SERVER [hosts.csv]     # print the commands, change nothing
+# Netdev and RDMA device names differ per host, so they come from NICn_NETDEV / NICn_RDMA.
+set -eu
+server=${1:?usage: apply.sh SERVER [hosts.csv]}
+csv=${2:-$(dirname "$0")/../hosts.csv}
+commands=$(awk -F, -v server="$server" '
+NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+{
+    gsub(/"[^"]*"/, "-")        # the one quoted column (pfc_flags) is recomputed below
+    if ($col["server"] != server) next
+    found = 1
+    n = substr($col["nic"], 4); dev = "${NIC" n "_NETDEV}"; rdma = "${NIC" n "_RDMA}"
+    prio = $col["pfc_priority"]; flags = ""
+    for (p = 0; p < 8; p++) flags = flags (p ? "," : "") (p == prio ? 1 : 0)
+    print ": \"${NIC" n "_NETDEV:?netdev of nic" n "}\" \"${NIC" n "_RDMA:?RDMA device of nic" n "}\""
+    print "# nic" n " -> " $col["leaf"] " " $col["leaf_interface"] " (" $col["speed"] ")"
+    print "ip link set dev " dev " mtu " $col["mtu"]
+    if ($col["address"] != "") print "ip address replace " $col["address"] "/" $col["prefix_length"] " dev " dev
+    if ($col["route_prefix"] != "") {
+        t = $col["route_table"]
+        print "ip route replace " $col["route_prefix"] " via " $col["gateway"] " dev " dev " table " t
+        print "ip rule del priority " t " 2>/dev/null || true"
+        print "ip rule add from " $col["address"] " table " t " priority " t
+    }
+    print "mlnx_qos -i " dev " --trust " $col["trust"]
+    print "mlnx_qos -i " dev " --pfc " flags
+    print "cma_roce_tos -d " rdma " -t " $col["tos"]
+    print "echo " $col["tos"] " > /sys/class/infiniband/" rdma "/tc/1/traffic_class"
+    print "echo " $col["dscp_cnp"] " > /sys/class/net/" dev "/ecn/roce_np/cnp_dscp"
+    if ($col["ecn"] == "on") {
+        print "echo 1 > /sys/class/net/" dev "/ecn/roce_np/enable/" prio
+        print "echo 1 > /sys/class/net/" dev "/ecn/roce_rp/enable/" prio
+    }
+}
+END { if (!found) { print "apply.sh: no row for server " server " in hosts.csv" > "/dev/stderr"; exit 3 } }
+' "$csv")
+if [ -n "${DRY_RUN:-}" ]; then
+    printf '%s\n' "$commands"
+else
+    printf '%s\n' "$commands" | sh -eu
+fi
+"""
+
+
+def host_rows(plan: Plan) -> dict[tuple[str, str], tuple[object, ...]]:
+    """(server, nic) -> its hosts.csv row, in plan order; `fabricgen diff` compares these."""
     roce = plan.roce
-    if roce is None or not plan.servers:
+    if roce is None:
         return {}
     servers_prefix = next((p.prefix for p in plan.pools if p.name == "servers"), "")
     leaves = {nic.leaf for s in plan.servers for nic in s.nics}  # rail attachment spreads a server over leaves
     mtu = {(d.name, i.name): i.mtu for d in plan.devices if d.name in leaves for i in d.interfaces}
-    rows = [
-        (
-            server.name,
-            f"nic{nic.nic}",
-            nic.leaf,
-            nic.leaf_interface,
-            f"{nic.speed}G",
-            nic.address,
-            nic.prefix_length,
-            nic.gateway,
-            mtu[(nic.leaf, nic.leaf_interface)],
-            "dscp",
-            roce.no_drop_priority,
-            pfc_flags(roce.no_drop_priority),
-            roce.dscp_data,
-            roce.host_tos,
-            roce.dscp_cnp,
-        )
+    return {
+        (server.name, f"nic{nic.nic}"): nic_row(server, nic, roce, mtu[(nic.leaf, nic.leaf_interface)], servers_prefix)
         for server in plan.servers
         for nic in server.nics
-    ]
-    files = {"hosts.csv": csv_text(COLUMNS, rows)}
-    for server in plan.servers:
-        files[f"hosts/{server.name}.md"] = _server_page(server, roce, mtu, servers_prefix)
-    return files
+    }
+
+
+def hosts(plan: Plan, context: RenderContext) -> dict[str, str]:
+    """`hosts.csv` and `hosts/apply.sh` for a RoCE fabric with servers; nothing otherwise."""
+    if plan.roce is None or not plan.servers:
+        return {}
+    return {"hosts.csv": csv_text(COLUMNS, host_rows(plan).values()), "hosts/apply.sh": APPLY_SCRIPT}

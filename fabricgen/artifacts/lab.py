@@ -10,14 +10,12 @@ ports to the container's names: cEOS `eth61_1` is `Ethernet61/1`.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fabricgen.catalog import catalog_section
+from fabricgen.context import RenderContext
 from fabricgen.model import Device, Interface, Model, Plan
 from fabricgen.yamlemit import yaml_text
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
 
 
 @cache

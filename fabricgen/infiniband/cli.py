@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from fabricgen.cli import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
+from fabricgen.commands.common import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
 
 INVENTORY = click.argument("inventory", type=click.Path(path_type=Path))
 

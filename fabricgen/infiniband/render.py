@@ -14,7 +14,7 @@ from fabricgen.model import Plan
 from fabricgen.templating import environment
 
 if TYPE_CHECKING:  # fabricgen.render imports this module for PRODUCERS
-    from fabricgen.render import RenderContext
+    from fabricgen.context import RenderContext
 
 SHARED_FILES = ("root_guids.conf", "cn_guids.conf", "partitions.conf", "node-name-map")
 

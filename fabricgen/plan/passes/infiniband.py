@@ -1,7 +1,7 @@
-"""The InfiniBand part of the plan: GUIDs, subnet managers, partitions and QoS.
+"""Pass: the InfiniBand part of the plan: GUIDs, subnet managers, partitions and QoS.
 
-Called by the planner. GUIDs come from pins (`spines.nodes[].guid`, `subnet_managers[].guid`,
-the `guids:` section written by `fabricgen ib import-guids`) or are placeholders derived from
+Runs after the devices are assembled. GUIDs come from pins (`spines.nodes[].guid`,
+`subnet_managers[].guid`, the `guids:` section written by `fabricgen ib import-guids`) or are placeholders derived from
 `guid_prefix` and the node's (kind, index), so they never move when the fabric grows.
 Node and port GUIDs are kept apart: a pinned port GUID is never derived from a node GUID.
 """
@@ -15,9 +15,7 @@ from typing import Any
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.model import Device, InfinibandPlan, NodeName, Partition, Server, SubnetManager
-
-DEFAULT_GUID_PREFIX = "0x02fab00000000000"
-KIND_SPINE, KIND_LEAF, KIND_HCA, KIND_SM = 1, 2, 3, 4
+from fabricgen.plan.guids import KIND_SM, placeholder_guid
 
 MTU_CODES = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 """IBTA MTU codes (include/iba/ib_types.h)."""
@@ -25,24 +23,6 @@ RATE_CODES = {10: 3, 40: 7, 56: 12, 100: 16, 200: 17, 400: 21}
 """IBTA rate codes in Gb/s (include/iba/ib_types.h)."""
 MAX_OP_VLS = {1: 1, 2: 2, 4: 3, 8: 4}
 """OpenSM's max_op_vls is an encoding: 1 = VL0, 2 = VL0-1, 3 = VL0-3, 4 = VL0-7."""
-
-
-def placeholder_guid(prefix: str, kind: int, number: int) -> str:
-    """A deterministic stand-in GUID: prefix | kind << 28 | number << 5 (32 port numbers free)."""
-    return f"0x{int(prefix, 16) | (kind << 28) | (number << 5):016x}"
-
-
-def server_guids(doc: dict[str, Any], name: str, leaf_index: int, index: int, ports: int) -> tuple[str, tuple[str, ...]]:
-    """(node GUID, port GUIDs in NIC order) of a server's HCA: pinned in `guids:`, else placeholders."""
-    pinned = doc.get("guids", {}).get(name)
-    if pinned:
-        node = pinned["node"].lower()
-        given = [g.lower() for g in pinned.get("ports", [])]
-        # Ports not imported yet follow ibsim's convention (node + port number).
-        port_guids = tuple(given[n - 1] if n <= len(given) else f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
-        return node, port_guids
-    node = placeholder_guid(doc.get("guid_prefix", DEFAULT_GUID_PREFIX), KIND_HCA, leaf_index * 1024 + index)
-    return node, tuple(f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
 
 
 def pin_switch_guids(devices: tuple[Device, ...], doc: dict[str, Any]) -> tuple[Device, ...]:
@@ -63,77 +43,13 @@ def build_infiniband(
 ) -> tuple[InfinibandPlan, list[str]]:
     """The InfinibandPlan and its warnings; FabricError for references that resolve to nothing."""
     problems: list[Diagnostic] = []
-    prefix = doc.get("guid_prefix", DEFAULT_GUID_PREFIX)
     by_name = {s.name: s for s in servers}
-    leaves = [d for d in devices if d.role == "leaf"]
-    leaf_names = {d.name for d in leaves}
-    pins = doc.get("guids", {})
-    per_leaf = doc["servers"]["per_leaf"] * doc["servers"]["ports_per_server"]
-
-    sms: list[SubnetManager] = []
-    taken: dict[str, int] = {}
-    dedicated = 0
-    for position, sm in enumerate(doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1"}]):
-        host, priority = sm["host"], sm.get("priority", 15)
-        server = by_name.get(host)
-        if server is not None:
-            port_guid = sm.get("guid", server.nics[0].port_guid).lower()
-            if port_guid not in {n.port_guid for n in server.nics}:
-                problems.append(
-                    source.diagnostic(("subnet_managers", position, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA")
-                )
-            sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0))
-            continue
-        dedicated += 1
-        if not leaves:
-            problems.append(source.diagnostic(("subnet_managers", position), f"no leaf to cable subnet manager {host} to"))
-            continue
-        leaf = sm.get("leaf") or (leaves[0].name if dedicated % 2 else leaves[-1].name)
-        if leaf not in leaf_names:
-            problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
-            continue
-        taken[leaf] = taken.get(leaf, 0) + 1
-        port = sm.get("port") or per_leaf + taken[leaf]
-        pin = pins.get(host, {})
-        node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
-        pinned_ports = pin.get("ports", [])
-        port_guid = (sm.get("guid") or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
-        placeholder = not (sm.get("node_guid") or pin or sm.get("guid"))
-        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port))
-
-    partitions = []
-    names = [s.name for s in servers]
-    for position, part in enumerate(doc.get("partitions", [])):
-        hosts: dict[str, None] = {}
-        for m_pos, pattern in enumerate(part["members"]):
-            matched = [pattern] if pattern in by_name else fnmatch.filter(names, pattern)
-            if not matched:
-                problems.append(
-                    source.diagnostic(
-                        ("partitions", position, "members", m_pos), f"'{pattern}' matches no server of the plan", hint="e.g. ib1-gpu01*"
-                    )
-                )
-            hosts.update(dict.fromkeys(matched))
-        member_servers = [by_name[h] for h in hosts]
-        partitions.append(
-            Partition(
-                part["name"],
-                part["pkey"],
-                part.get("membership", "full"),
-                part.get("ipoib", False),
-                part.get("mtu", 4096),
-                part.get("rate", 0),
-                part.get("sl", 0),
-                tuple(part["members"]),
-                tuple(sorted(hosts)),
-                tuple(sorted(n.port_guid for s in member_servers for n in s.nics)),
-                MTU_CODES[part.get("mtu", 4096)],
-                RATE_CODES.get(part.get("rate", 0), 0),
-            )
-        )
+    sms = _subnet_managers(doc, by_name, [d for d in devices if d.role == "leaf"], source, problems)
+    partitions = _partitions(doc, by_name, source, problems)
     if problems:
         raise FabricError(problems)
-
+    prefix = doc["guid_prefix"]
+    pins = doc.get("guids", {})
     qos = doc.get("qos", {})
     max_vls = qos.get("max_vls", 8)
     opensm = doc.get("opensm", {})
@@ -170,6 +86,88 @@ def build_infiniband(
         sminfo_polling_timeout=opensm.get("sminfo_polling_timeout", 10000),
         polling_retry_number=opensm.get("polling_retry_number", 4),
     )
+    return plan, _placeholder_warnings(devices, servers, sms, pins, prefix)
+
+
+def _subnet_managers(
+    doc: dict[str, Any], by_name: dict[str, Server], leaves: list[Device], source: SourceMap, problems: list[Diagnostic]
+) -> list[SubnetManager]:
+    """Where each OpenSM runs: on a planned server's HCA, or on a dedicated host cabled to a
+    leaf (alternately the first and the last leaf unless `leaf:` is given) after its server ports."""
+    prefix, pins = doc["guid_prefix"], doc.get("guids", {})
+    leaf_names = {d.name for d in leaves}
+    per_leaf = doc["servers"]["per_leaf"] * doc["servers"]["ports_per_server"]
+    sms: list[SubnetManager] = []
+    taken: dict[str, int] = {}
+    dedicated = 0
+    for position, sm in enumerate(doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1"}]):
+        host, priority = sm["host"], sm.get("priority", 15)
+        server = by_name.get(host)
+        if server is not None:
+            port_guid = sm.get("guid", server.nics[0].port_guid).lower()
+            if port_guid not in {n.port_guid for n in server.nics}:
+                problems.append(
+                    source.diagnostic(("subnet_managers", position, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA")
+                )
+            sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0))
+            continue
+        dedicated += 1
+        if not leaves:
+            problems.append(source.diagnostic(("subnet_managers", position), f"no leaf to cable subnet manager {host} to"))
+            continue
+        leaf = sm.get("leaf") or (leaves[0].name if dedicated % 2 else leaves[-1].name)
+        if leaf not in leaf_names:
+            problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
+            continue
+        taken[leaf] = taken.get(leaf, 0) + 1
+        port = sm.get("port") or per_leaf + taken[leaf]
+        pin = pins.get(host, {})
+        node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
+        pinned_ports = pin.get("ports", [])
+        port_guid = (sm.get("guid") or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
+        placeholder = not (sm.get("node_guid") or pin or sm.get("guid"))
+        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port))
+    return sms
+
+
+def _partitions(doc: dict[str, Any], by_name: dict[str, Server], source: SourceMap, problems: list[Diagnostic]) -> list[Partition]:
+    """Tenant partitions with their member patterns resolved to servers and port GUIDs."""
+    partitions = []
+    names = list(by_name)
+    for position, part in enumerate(doc.get("partitions", [])):
+        hosts: dict[str, None] = {}
+        for m_pos, pattern in enumerate(part["members"]):
+            matched = [pattern] if pattern in by_name else fnmatch.filter(names, pattern)
+            if not matched:
+                problems.append(
+                    source.diagnostic(
+                        ("partitions", position, "members", m_pos), f"'{pattern}' matches no server of the plan", hint="e.g. ib1-gpu01*"
+                    )
+                )
+            hosts.update(dict.fromkeys(matched))
+        member_servers = [by_name[h] for h in hosts]
+        partitions.append(
+            Partition(
+                part["name"],
+                part["pkey"],
+                part.get("membership", "full"),
+                part.get("ipoib", False),
+                part.get("mtu", 4096),
+                part.get("rate", 0),
+                part.get("sl", 0),
+                tuple(part["members"]),
+                tuple(sorted(hosts)),
+                tuple(sorted(n.port_guid for s in member_servers for n in s.nics)),
+                MTU_CODES[part.get("mtu", 4096)],
+                RATE_CODES.get(part.get("rate", 0), 0),
+            )
+        )
+    return partitions
+
+
+def _placeholder_warnings(
+    devices: tuple[Device, ...], servers: list[Server], sms: list[SubnetManager], pins: dict[str, Any], prefix: str
+) -> list[str]:
     warnings = []
     counts = (
         ("switch", sum(1 for d in devices if d.guid_is_placeholder)),
@@ -182,4 +180,4 @@ def build_infiniband(
             f"GUIDs of {', '.join(found)} node(s) are placeholders derived from guid_prefix {prefix}; "
             "import the real ones (ibnetdiscover > fabric.ibnet; fabricgen ib import-guids INVENTORY fabric.ibnet) before a change window"
         )
-    return plan, warnings
+    return warnings

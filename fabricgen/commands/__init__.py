@@ -1,0 +1,1 @@
+"""Helpers every command shares (`fabricgen`, `fabricgen ib`, `fabricgen analyze`): the top layer."""

@@ -1,0 +1,54 @@
+"""What every command does the same way: run a pipeline stage, print diagnostics, exit 2 on
+bad input and 70 on a bug of ours. Its own module so the `ib` and `analyze` command groups
+and the main CLI import it without importing each other.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from rich.console import Console
+
+from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.pipeline import Checked, load_and_plan
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
+T = TypeVar("T")
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_diagnostics(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+    for diagnostic in diagnostics:
+        style = "red" if diagnostic.is_error else "yellow"
+        err_console.print(diagnostic.format(), style=style, markup=False)
+
+
+def run_stage(action: Callable[[], T]) -> T:
+    """Run a pipeline step; on bad input print every problem and exit 2."""
+    try:
+        return action()
+    except FabricError as exc:
+        print_diagnostics(exc.diagnostics)
+        errors = sum(1 for d in exc.diagnostics if d.is_error)
+        err_console.print(f"{errors} error(s); nothing written.", style="bold red", markup=False)
+        sys.exit(EXIT_BAD_INPUT)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # a bug of ours: say so plainly, keep the output untouched
+        err_console.print(
+            f"internal error: {type(exc).__name__}: {exc}; nothing written. Please report it with the inventory.",
+            style="bold red",
+            markup=False,
+        )
+        sys.exit(EXIT_INTERNAL)
+
+
+def checked_plan(inventory: Path) -> Checked:
+    checked = run_stage(lambda: load_and_plan(inventory))
+    print_diagnostics(checked.warnings)
+    return checked

@@ -1,0 +1,289 @@
+"""`build_plan`: a schema-valid, defaulted inventory -> the frozen `Plan`, as a sequence of passes.
+
+The planner allocates; it does not judge. Problems that make a plan impossible to build (an
+unknown model, a speed a model cannot run, a cable no medium reaches) are diagnostics raised
+as FabricError by the pass that finds them; everything that can be built but is wrong (pools
+too small, ports exhausted, oversubscription) is left for `checks/`, which reads the plan.
+
+The passes, in order (one module each under `plan/passes/`, docs/architecture.md):
+expand tiers -> link speeds -> layout and device addresses -> RoCE/QoS policy -> connect
+(leaves to spines, spines to super-spines) -> attach servers -> assemble devices -> cable
+lengths -> InfiniBand parts -> media -> sources (pins, jobs). Each device is visited once per
+cable it has: the cost is linear in the size of the fabric.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fabricgen.allocate import Layout, PoolTally
+from fabricgen.catalog import models_for, platforms
+from fabricgen.loader import SourceMap
+from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
+from fabricgen.plan.guids import server_guids
+from fabricgen.plan.passes import infiniband as ib_plan
+from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
+from fabricgen.plan.passes.cabling import apply_overrides, override_positions
+from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
+from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
+from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
+from fabricgen.plan.passes.media import choose_media
+from fabricgen.plan.passes.qos import roce_policy
+from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of
+from fabricgen.plan.passes.sources import jobs_of, pins_of
+from fabricgen.plan.passes.speeds import Speeds, link_speeds
+from fabricgen.units import length_m
+
+_NO_ADDRESSING = {"loopbacks": "0.0.0.0/32", "fabric": "0.0.0.0/32", "server_mode": "p2p"}
+"""An InfiniBand fabric has no `addressing:` section: nothing is allocated from these."""
+_NO_ENDS = Ends()
+
+
+def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
+    """Expand `doc` (schema-valid, defaults applied) into a Plan, or raise FabricError.
+
+    The cyclic garbage collector is paused meanwhile: the planner allocates millions of small,
+    acyclic objects for a large fabric, and every full collection would walk all of them
+    again (a quarter of the planning time at 5,000 switches, measured with cProfile)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_plan(doc, source)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True, slots=True)
+class _Fabric:
+    """What the device assembly needs from the earlier passes."""
+
+    tiers: Tiers
+    speeds: Speeds
+    pools: Pools
+    addresses: Mapping[str, DeviceAddresses]
+    mtu: Mapping[str, int]
+    per_spine: int
+    per_superspine: int
+    maximum_paths: int
+    """`bgp.maximum_paths`; 0: each device's own uplink count."""
+    servers_per_leaf: int
+    infiniband: InfinibandSwitch | None
+
+
+def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
+    transport = doc["fabric"]["transport"]
+    routed = transport == "roce"
+    catalog = models_for(doc.get("models", {}))
+    all_platforms = platforms()
+    tiers = expand_tiers(doc, catalog, all_platforms, source)
+    speeds = link_speeds(doc, tiers, next(iter(catalog.values())), source)
+    per_spine = doc["uplinks"]["per_spine"]
+    per_superspine = doc["superspines"]["per_spine"] if tiers.three_tier else 1
+    addressing = doc.get("addressing") or _NO_ADDRESSING
+    pools = pools_of(addressing)
+    layout = layout_for(tiers, speeds, per_spine, per_superspine)
+    roce = roce_policy(doc["roce"], all_platforms) if routed else None
+    mtu = {name: (roce.mtu[name] if roce and name in roce.mtu else p.mtu_default) for name, p in all_platforms.items()}
+    addresses, device_tally = address_devices(tiers.everything, layout, pools, doc["bgp"], routed)
+    lengths = doc["cabling"]["length"]
+    leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, doc["uplinks"], per_superspine, routed)
+    attachment = attachment_of(doc["servers"], doc["fabric"]["name"], length_m(lengths["server-leaf"]), speeds.server, routed, routed)
+    attached = attach_servers(tiers.leaves, attachment, layout, pools, mtu, _server_guids(doc))
+    fabric = _Fabric(
+        tiers,
+        speeds,
+        pools,
+        addresses,
+        mtu,
+        per_spine,
+        per_superspine,
+        doc["bgp"].get("maximum_paths") or 0,
+        attachment.per_leaf,
+        InfinibandSwitch(doc["guid_prefix"]) if not routed else None,
+    )
+    devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
+    overrides = doc["cabling"].get("overrides", [])
+    links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
+    warnings: list[str] = []
+    infiniband = None
+    if transport == "infiniband":
+        devices = ib_plan.pin_switch_guids(devices, doc)
+        infiniband, warnings = ib_plan.build_infiniband(doc, devices, list(attached.servers), source)
+    models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
+    media = choose_media(links, devices, models, override_positions(overrides), source)
+    bgp, services = doc["bgp"], doc.get("services", {})
+    return Plan(
+        name=doc["fabric"]["name"],
+        description=doc["fabric"].get("description", ""),
+        transport=transport,
+        source=source.file,
+        devices=devices,
+        links=tuple(sorted(media, key=lambda lk: (lk.kind, lk.z.device, lk.z.port, lk.z.interface, lk.a.device, lk.a.interface))),
+        servers=attached.servers,
+        roce=roce,
+        infiniband=infiniband,
+        services=Services(
+            tuple(services.get("ntp", [])),
+            tuple(services.get("syslog", [])),
+            tuple(services.get("dns", [])),
+            services.get("domain", ""),
+            services.get("timezone", ""),
+        ),
+        bfd=bool(bgp["bfd"]),
+        bfd_interval_ms=bgp["bfd_interval_ms"],
+        bfd_multiplier=bgp["bfd_multiplier"],
+        pools=pool_usage(addressing, PoolTally.merge((device_tally, leaf_spine.tally, attached.tally, spine_superspine.tally)), routed),
+        oversubscription=oversubscription,
+        max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
+        models=models,
+        platforms=tuple(all_platforms[p] for p in sorted({n.platform.name for n in tiers.everything})),
+        warnings=tuple(warnings),
+        pods=tiers.pods,
+        rails=attachment.rails,
+        tier_links=_tier_links(
+            (leaf_spine, per_spine, speeds.uplink),
+            (spine_superspine, per_superspine, speeds.superspine),
+            (attached, attachment.ports_per_server, speeds.server),
+        ),
+        pins=pins_of(tiers.everything, source),
+        jobs=jobs_of(doc.get("jobs") or {}, source),
+    )
+
+
+def _tier_links(*stages: tuple[Wiring | Attached, int, int]) -> tuple[TierLinks, ...]:
+    """Cables per kind, for consumers that need counts (analyze, docs) without counting links."""
+    result = []
+    for stage, per_pair, speed in stages:
+        if stage.links:
+            result.append(TierLinks(stage.links[0].kind, speed, per_pair, len(stage.links)))
+    return tuple(sorted(result, key=lambda t: t.kind))
+
+
+def _by_group(nodes: Sequence[TierNode], group: str) -> dict[int, list[TierNode]]:
+    result: dict[int, list[TierNode]] = defaultdict(list)
+    for node in nodes:
+        result[getattr(node, group)].append(node)
+    return result
+
+
+def _wire(
+    tiers: Tiers,
+    speeds: Speeds,
+    layout: Layout,
+    pools: Pools,
+    addresses: Mapping[str, DeviceAddresses],
+    mtu: Mapping[str, int],
+    lengths: Mapping[str, str],
+    uplinks: Mapping[str, Any],
+    per_superspine: int,
+    routed: bool,
+) -> tuple[Wiring, Wiring]:
+    """Both tier-to-tier stages through the one `connect`: leaves to the spines of their pod,
+    spine j of every pod to super-spine plane j."""
+    asn = {name: a.asn for name, a in addresses.items()}
+    spines_by_pod, superspines_by_plane = _by_group(tiers.spines, "pod"), _by_group(tiers.superspines, "plane")
+    per_spine = uplinks["per_spine"]
+    leaf_spine = connect(
+        tiers.leaves,
+        lambda leaf: spines_by_pod.get(leaf.pod, ()),
+        Stage(
+            kind="leaf-spine",
+            speed=speeds.uplink,
+            per_pair=per_spine,
+            length_m=length_m(lengths["leaf-spine"]),
+            uplink_slots=max((n.index for n in tiers.spines), default=0) * per_spine,
+            fabric_base=pools.fabric,
+            routed=routed,
+            roce=routed,
+            first_port=uplinks.get("first_port") or 0,
+        ),
+        offset=lambda leaf, spine, link: layout.leaf_spine_offset(leaf.pod, leaf.index, spine.index, link),
+        position=lambda leaf: leaf.index,
+        asn=asn,
+        mtu=mtu,
+    )
+    spine_superspine = connect(
+        tiers.spines,
+        lambda spine: superspines_by_plane.get(spine.index, ()),
+        Stage(
+            kind="spine-superspine",
+            speed=speeds.superspine,
+            per_pair=per_superspine,
+            length_m=length_m(lengths["spine-superspine"]),
+            uplink_slots=max((n.index for n in tiers.superspines), default=0) * per_superspine,
+            fabric_base=pools.fabric,
+            routed=routed,
+            roce=routed,
+        ),
+        offset=lambda spine, ss, link: layout.spine_superspine_offset(plane=ss.plane, superspine=ss.index, pod=spine.pod, link=link),
+        position=lambda spine: spine.pod,
+        asn=asn,
+        mtu=mtu,
+    )
+    return leaf_spine, spine_superspine
+
+
+def _server_guids(doc: dict[str, Any]) -> ServerGuids:
+    """HCA GUIDs of an InfiniBand fabric's servers (pinned or placeholders); none for RoCE."""
+    if doc["fabric"]["transport"] != "infiniband":
+        return lambda name, leaf_number, index: ("", ())
+    pins, prefix, ports = doc.get("guids", {}), doc["guid_prefix"], doc["servers"]["ports_per_server"]
+    return lambda name, leaf_number, index: server_guids(pins, prefix, name, leaf_number, index, ports)
+
+
+def _devices(
+    fabric: _Fabric, leaf_spine: Wiring, spine_superspine: Wiring, attached: Attached
+) -> tuple[tuple[Device, ...], tuple[Oversubscription, ...]]:
+    """Every switch, top tier first, and the oversubscription of leaves (and of spines with
+    super-spines above them), leaves first."""
+    tiers, speeds = fabric.tiers, fabric.speeds
+    spines_per_pod = {pod: len(nodes) for pod, nodes in _by_group(tiers.spines, "pod").items()}
+    superspines_per_plane = {plane: len(nodes) for plane, nodes in _by_group(tiers.superspines, "plane").items()}
+    devices: list[Device] = []
+    oversubscription: list[Oversubscription] = []
+    for leaf in tiers.leaves:
+        ends, side = leaf_spine.ends.get(leaf.name, _NO_ENDS), attached.leaves[leaf.name]
+        up_count = spines_per_pod.get(leaf.pod, 0) * fabric.per_spine
+        down_gbps = fabric.servers_per_leaf * side.nics_per_server * speeds.server
+        oversubscription.append(Oversubscription(leaf.name, down_gbps, up_count * speeds.uplink))
+        loopback = fabric.addresses[leaf.name].loopback
+        devices.append(
+            _assemble(fabric, leaf, up_count, (*ends.interfaces, *side.interfaces), ends.neighbors, [f"{loopback}/32", *side.advertised])
+        )
+    for node in (*tiers.spines, *tiers.superspines):
+        below = leaf_spine.ends.get(node.name, _NO_ENDS) if node.role == "spine" else _NO_ENDS
+        above = spine_superspine.ends.get(node.name, _NO_ENDS)
+        interfaces = (*below.interfaces, *above.interfaces)
+        if node.role == "superspine":
+            paths = fabric.per_superspine
+        elif tiers.three_tier:
+            paths = superspines_per_plane.get(node.index, 0) * fabric.per_superspine
+            down = sum(i.speed for i in interfaces if i.role == "downlink")
+            oversubscription.append(Oversubscription(node.name, down, sum(i.speed for i in interfaces if i.role == "uplink")))
+        else:
+            paths = len(tiers.spines) * fabric.per_spine
+        loopback = fabric.addresses[node.name].loopback
+        devices.append(_assemble(fabric, node, paths, interfaces, (*below.neighbors, *above.neighbors), [f"{loopback}/32"]))
+    devices.sort(key=lambda d: (ROLE_ORDER[d.role], d.pod, d.plane, d.index))
+    return tuple(devices), tuple(oversubscription)
+
+
+def _assemble(
+    fabric: _Fabric, node: TierNode, paths: int, interfaces: Sequence[Any], neighbors: Sequence[Any], advertised: list[str]
+) -> Device:
+    return assemble(
+        node,
+        fabric.addresses[node.name],
+        fabric.pools,
+        fabric.mtu[node.platform.name],
+        fabric.maximum_paths or max(paths, 1),
+        interfaces,
+        neighbors,
+        advertised,
+        fabric.infiniband,
+    )

@@ -1,0 +1,140 @@
+"""Pass: wire one tier to the tier above it (leaf->spine, spine->super-spine), one function.
+
+Every lower device gets `per_pair` cables to every upper device of its group (a leaf to the
+spines of its pod; spine j of every pod to super-spine plane j). For each cable the pass
+decides both ports, the /31 (upper end .0, lower end .1), both interfaces and, when routed,
+both BGP neighbors (in the peer group each end's platform names for the other tier). Ports: a lower device's uplinks fill its last cages (or from
+`first_port`), slot (upper index - 1) x per_pair + link; an upper device's downlinks fill its
+first cages, slot (lower position - 1) x per_pair + link, where the position is the leaf's
+index (leaf->spine) or the spine's pod (spine->super-spine). The /31's offset comes from the
+layout. Each lower device only looks at its own group: the cost is linear in the cables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fabricgen import allocate
+from fabricgen.allocate import PoolTally, ipv4
+from fabricgen.model import BgpNeighbor, Endpoint, Interface, Link
+from fabricgen.plan.passes.expand import TierNode
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One tier-to-tier wiring and its parameters."""
+
+    kind: str
+    """Link kind: `leaf-spine` or `spine-superspine`."""
+    speed: int
+    per_pair: int
+    """Parallel cables between each lower/upper pair."""
+    length_m: float
+    uplink_slots: int
+    """Uplink slots every lower device reserves: highest upper index x per_pair."""
+    fabric_base: int
+    """First address of the fabric pool."""
+    routed: bool
+    roce: bool
+    first_port: int = 0
+    """First uplink cage of a lower device; 0: the last cages of its model."""
+
+
+@dataclass(slots=True)
+class Ends:
+    """What one device collects from the cables of a stage, in cable order."""
+
+    interfaces: list[Interface] = field(default_factory=list)
+    neighbors: list[BgpNeighbor] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Wiring:
+    """The result of one stage: its cables, every device's ends, the fabric pool it used."""
+
+    links: tuple[Link, ...]
+    ends: Mapping[str, Ends]
+    tally: PoolTally
+
+
+Offset = Callable[[TierNode, TierNode, int], int]
+"""(lower, upper, link number) -> offset of the cable's /31 in the fabric pool."""
+
+
+def connect(
+    lower: Sequence[TierNode],
+    uppers: Callable[[TierNode], Sequence[TierNode]],
+    stage: Stage,
+    *,
+    offset: Offset,
+    position: Callable[[TierNode], int],
+    asn: Mapping[str, int],
+    mtu: Mapping[str, int],
+) -> Wiring:
+    """Cables from every device of `lower` to each of `uppers(device)`.
+
+    `position(lower device)` places its downlinks on the upper device; `asn` and `mtu` give
+    every device's ASN (by name) and MTU (by platform name)."""
+    tally = PoolTally()
+    ends: dict[str, Ends] = {}
+    links: list[Link] = []
+    for low in lower:
+        above = uppers(low)
+        if not above:
+            continue
+        per_cage_up = low.model.logical_ports(stage.speed)
+        first_up = stage.first_port or low.model.ports - allocate.cages_for(stage.uplink_slots, per_cage_up) + 1
+        low_ends = ends.setdefault(low.name, Ends())
+        low_mtu, low_asn, low_slot = mtu[low.platform.name], asn[low.name], (position(low) - 1) * stage.per_pair - 1
+        for up in above:
+            per_cage_down = up.model.logical_ports(stage.speed)
+            up_ends = ends.setdefault(up.name, Ends())
+            up_mtu, up_asn, up_slot = mtu[up.platform.name], asn[up.name], (up.index - 1) * stage.per_pair - 1
+            # Peer group names are platform data: each end names the other tier's group.
+            up_group = low.platform.names[f"peer_group_{up.role}"] if stage.routed else ""
+            low_group = up.platform.names[f"peer_group_{low.role}"] if stage.routed else ""
+            for link_no in range(1, stage.per_pair + 1):
+                subnet = offset(low, up, link_no)
+                tally.take("fabric", subnet, 2)
+                up_addr, low_addr = ipv4(stage.fabric_base + subnet), ipv4(stage.fabric_base + subnet + 1)
+                low_cage, low_sub = allocate.split_slot(up_slot + link_no, per_cage_up, first_up)
+                up_cage, up_sub = allocate.split_slot(low_slot + link_no, per_cage_down, 1)
+                low_if = low.platform.port_name(low_cage, low_sub, per_cage_up, low.model.lanes)
+                up_if = up.platform.port_name(up_cage, up_sub, per_cage_down, up.model.lanes)
+                low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, low_mtu, stage))
+                up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, up_mtu, stage))
+                if stage.routed:
+                    low_ends.neighbors.append(BgpNeighbor(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
+                    up_ends.neighbors.append(BgpNeighbor(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
+                links.append(
+                    Link(
+                        kind=stage.kind,
+                        a=Endpoint(low.name, low_if, low_cage),
+                        z=Endpoint(up.name, up_if, up_cage),
+                        speed=stage.speed,
+                        subnet=f"{up_addr}/31" if stage.routed else "",
+                        a_address=low_addr if stage.routed else "",
+                        z_address=up_addr if stage.routed else "",
+                        length_m=stage.length_m,
+                    )
+                )
+    return Wiring(tuple(links), ends, tally)
+
+
+def _port(name: str, cage: int, sub: int, role: str, address: str, peer: str, peer_if: str, mtu: int, stage: Stage) -> Interface:
+    """One end of a fabric cable: a routed /31 (the address is printed only when routed)."""
+    return Interface(
+        name=name,
+        port=cage,
+        sub=sub,
+        speed=stage.speed,
+        role=role,
+        address=address,
+        prefix_length=31,
+        peer_device=peer,
+        peer_interface=peer_if,
+        description=f"{peer} {peer_if}",
+        mtu=mtu,
+        roce=stage.roce,
+    )

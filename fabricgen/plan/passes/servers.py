@@ -1,0 +1,233 @@
+"""Pass: attach the GPU servers to the leaves, and address their NICs.
+
+Two attachments. `leaf`: `per_leaf` servers on every leaf, all NICs of a server on that leaf.
+`rail`: the leaves of a pod form scalable units of `rails` leaves; NIC i of every server of a
+unit goes to the unit's rail leaf (i - 1) mod rails + 1, and the unit's servers are named
+after its first leaf. Server ports fill a leaf's first cages, one slot per NIC.
+
+Addresses (routed fabrics with a server pool): `p2p` gives each NIC a /31 with the leaf end as
+gateway; `subnet` gives each leaf one subnet (its SVI is the gateway, the ports are access
+ports in `servers.vlan`). Each leaf owns a block of the pool sized by its model's ports, so
+growth never moves a server address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricgen import allocate
+from fabricgen.allocate import Layout, PoolTally, ipv4
+from fabricgen.model import Endpoint, Interface, Link, Server, ServerNic
+from fabricgen.plan.passes.addressing import Pools
+from fabricgen.plan.passes.expand import TierNode
+
+ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
+"""(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """`servers:` as the pass reads it."""
+
+    per_leaf: int
+    ports_per_server: int
+    speed: int
+    name: str
+    fabric: str
+    rails: int
+    """Rail leaves per scalable unit; 0 when servers attach to one leaf."""
+    vlan: int
+    length_m: float
+    routed: bool
+    roce: bool
+
+
+@dataclass(slots=True)
+class LeafSide:
+    """What one leaf gets from the servers: its server ports (and SVI), the server prefix it
+    announces, and the NICs per server it serves (for oversubscription)."""
+
+    interfaces: list[Interface] = field(default_factory=list)
+    advertised: list[str] = field(default_factory=list)
+    nics_per_server: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Attached:
+    servers: tuple[Server, ...]
+    links: tuple[Link, ...]
+    leaves: Mapping[str, LeafSide]
+    tally: PoolTally
+
+
+@dataclass(slots=True)
+class _RailServer:
+    pod: int
+    unit: int
+    index: int
+    node_guid: str
+    leaf: str
+    nics: list[ServerNic] = field(default_factory=list)
+
+
+def attachment_of(servers: Mapping[str, Any], fabric: str, length_m: float, speed: int, routed: bool, roce: bool) -> Attachment:
+    rail_mode = servers.get("attachment", "leaf") == "rail"
+    return Attachment(
+        per_leaf=servers["per_leaf"],
+        ports_per_server=servers["ports_per_server"],
+        speed=speed,
+        name=servers["name"],
+        fabric=fabric,
+        rails=(servers.get("rails") or servers["ports_per_server"]) if rail_mode else 0,
+        vlan=servers.get("vlan", 0),
+        length_m=length_m,
+        routed=routed,
+        roce=roce,
+    )
+
+
+def unit_and_rail(index: int, rails: int) -> tuple[int, int]:
+    """(scalable unit, rail) of leaf `index` with `rails` leaves per unit; (0, 0) without rails.
+
+    >>> unit_and_rail(1, 8), unit_and_rail(8, 8), unit_and_rail(9, 8), unit_and_rail(3, 0)
+    ((1, 1), (1, 8), (2, 1), (0, 0))
+    """
+    if not rails:
+        return 0, 0
+    return (index - 1) // rails + 1, (index - 1) % rails + 1
+
+
+def attach_servers(
+    leaves: Sequence[TierNode], spec: Attachment, layout: Layout, pools: Pools, mtu: Mapping[str, int], guids: ServerGuids
+) -> Attached:
+    """Servers, their cables and every leaf's server side."""
+    unit_first: dict[tuple[int, int], TierNode] = {}
+    for leaf in leaves:
+        unit_first.setdefault((leaf.pod, unit_and_rail(leaf.index, spec.rails)[0]), leaf)
+    tally = PoolTally()
+    servers: list[Server] = []
+    rail_servers: dict[str, _RailServer] = {}
+    links: list[Link] = []
+    sides: dict[str, LeafSide] = {}
+    for leaf in leaves:
+        unit, rail = unit_and_rail(leaf.index, spec.rails)
+        first = unit_first[(leaf.pod, unit)] if rail else leaf
+        nics = [nic for nic in range(1, spec.ports_per_server + 1) if not rail or (nic - 1) % spec.rails + 1 == rail]
+        side = sides[leaf.name] = LeafSide(nics_per_server=len(nics))
+        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu[leaf.platform.name], guids, side, links, tally)
+        for server in leaf_servers:
+            if not rail:
+                servers.append(server)
+                continue
+            entry = rail_servers.get(server.name)
+            if entry is None:
+                entry = rail_servers[server.name] = _RailServer(leaf.pod, unit, server.index, server.node_guid, first.name)
+            entry.nics.extend(server.nics)
+    for name, rs in rail_servers.items():
+        servers.append(Server(name, rs.leaf, rs.index, rs.node_guid, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit))
+    return Attached(tuple(servers), tuple(links), sides, tally)
+
+
+def _leaf_servers(
+    leaf: TierNode,
+    first: TierNode,
+    unit: int,
+    rail: int,
+    nics: list[int],
+    spec: Attachment,
+    layout: Layout,
+    pools: Pools,
+    mtu: int,
+    guids: ServerGuids,
+    side: LeafSide,
+    links: list[Link],
+    tally: PoolTally,
+) -> list[Server]:
+    """The servers (this leaf's NICs of them) on one leaf; appends the leaf's ports to `side`
+    and the cables to `links`. Kept as one loop over (server, NIC): at 5,000 switches it runs
+    for every GPU port, and every layer of calls shows in the planning time."""
+    per_cage = leaf.model.logical_ports(spec.speed) or 1
+    leaf_number = layout.leaf_number(leaf.pod, leaf.index)
+    mode = pools.server_mode
+    block = allocate.server_block_size(leaf.model.ports * per_cage, mode)
+    leaf_block = pools.servers + (leaf_number - 1) * block
+    subnet_len = 32 - (block.bit_length() - 1)
+    addressed = pools.has_servers and spec.routed
+    if addressed and spec.per_leaf:
+        if mode == "subnet":
+            tally.take("servers", (leaf_number - 1) * block, block)
+            side.advertised.append(f"{ipv4(leaf_block)}/{subnet_len}")
+        else:
+            side.advertised.append(f"{ipv4(leaf_block)}/{subnet_len} le 31")
+    first_number = layout.leaf_number(first.pod, first.index)
+    result = []
+    slot = 0
+    for server_index in range(1, spec.per_leaf + 1):
+        name = spec.name.format(fabric=spec.fabric, leaf=first.name, leaf_index=first.index, index=server_index, pod=leaf.pod, unit=unit)
+        node_guid, port_guids = guids(name, first_number, server_index)
+        server_nics = []
+        for nic in nics:
+            cage, sub = allocate.split_slot(slot, per_cage, 1)
+            leaf_if = leaf.platform.port_name(cage, sub, per_cage, leaf.model.lanes)
+            address = gateway = ""
+            length = 31
+            if addressed and mode == "p2p":
+                offset = (leaf_number - 1) * block + slot * 2
+                tally.take("servers", offset, 2)
+                gateway, address = ipv4(pools.servers + offset), ipv4(pools.servers + offset + 1)
+            elif addressed:
+                gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
+            server_nics.append(
+                ServerNic(nic, leaf.name, leaf_if, spec.speed, address, gateway, length, port_guids[nic - 1] if port_guids else "", rail)
+            )
+            side.interfaces.append(
+                Interface(
+                    name=leaf_if,
+                    port=cage,
+                    sub=sub,
+                    speed=spec.speed,
+                    role="server" if mode == "p2p" else "server-l2",
+                    address=gateway if mode == "p2p" else "",
+                    prefix_length=length,
+                    peer_device=name,
+                    peer_interface=f"nic{nic}",
+                    description=f"{name} nic{nic}",
+                    mtu=mtu,
+                    roce=spec.roce,
+                    vlan=spec.vlan if mode == "subnet" else 0,
+                )
+            )
+            links.append(
+                Link(
+                    kind="server-leaf",
+                    a=Endpoint(name, f"nic{nic}", nic),
+                    z=Endpoint(leaf.name, leaf_if, cage),
+                    speed=spec.speed,
+                    subnet=f"{gateway}/31" if mode == "p2p" and gateway else "",
+                    a_address=address,
+                    z_address=gateway,
+                    length_m=spec.length_m,
+                )
+            )
+            slot += 1
+        result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod))
+    if mode == "subnet" and addressed and spec.per_leaf:
+        side.interfaces.append(
+            Interface(
+                name=leaf.platform.svi_interface.format(vlan=spec.vlan),
+                port=0,
+                sub=spec.vlan,
+                speed=spec.speed,
+                role="svi",
+                address=ipv4(leaf_block + 1),
+                prefix_length=subnet_len,
+                peer_device="",
+                peer_interface="",
+                description=f"GPU servers VLAN {spec.vlan}",
+                mtu=mtu,
+                roce=False,
+            )
+        )
+    return result

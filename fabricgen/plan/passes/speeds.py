@@ -1,0 +1,87 @@
+"""Pass: the speed of each kind of link, checked against every model that must run it.
+
+A speed the inventory leaves out is the model's native speed (the leaf's for leaf links, the
+spine's for spine-super-spine links). A model that cannot run a speed at all (no breakout
+mode for it in the catalog) makes the plan impossible: a diagnostic at the speed's key,
+once per kind of port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.loader import SourceMap
+from fabricgen.model import Model
+from fabricgen.plan.passes.expand import TierNode, Tiers
+from fabricgen.units import speed_gbps
+
+
+@dataclass(frozen=True, slots=True)
+class Speeds:
+    """Gbit/s of leaf-spine links (`uplink`), server ports (`server`) and spine-super-spine links."""
+
+    uplink: int
+    server: int
+    superspine: int
+
+
+def link_speeds(doc: dict[str, Any], tiers: Tiers, fallback: Model, source: SourceMap) -> Speeds:
+    """The speeds, or FabricError when a model cannot run one (or the server name pattern is bad).
+    `fallback` stands in for the leaf model of a fabric without leaves."""
+    leaf_model = tiers.leaves[0].model if tiers.leaves else fallback
+    spine_model = tiers.spines[0].model if tiers.spines else leaf_model
+    uplinks, servers, superspines = doc["uplinks"], doc["servers"], doc.get("superspines", {})
+    speeds = Speeds(
+        uplink=_speed(uplinks, leaf_model),
+        server=_speed(servers, leaf_model),
+        superspine=_speed(superspines, spine_model),
+    )
+    uses = [
+        (tiers.leaves, speeds.uplink, "uplinks.speed", "uplinks"),
+        (tiers.spines, speeds.uplink, "uplinks.speed", "downlinks to leaves"),
+    ]
+    if tiers.three_tier:
+        uses.append((tiers.spines, speeds.superspine, "superspines.speed", "uplinks to super-spines"))
+        uses.append((tiers.superspines, speeds.superspine, "superspines.speed", "downlinks to spines"))
+    if servers["per_leaf"]:
+        uses.append((tiers.leaves, speeds.server, "servers.speed", "server ports"))
+    problems = [problem for nodes, speed, key, what in uses for problem in _unable(nodes, speed, key, what, source)]
+    problems.extend(_check_server_name(servers, doc["fabric"]["name"], source))
+    if problems:
+        raise FabricError(problems)
+    return speeds
+
+
+def _speed(section: dict[str, Any], model: Model) -> int:
+    return speed_gbps(section["speed"]) if "speed" in section else model.speed
+
+
+def _unable(nodes: Iterable[TierNode], speed: int, key: str, what: str, source: SourceMap) -> list[Diagnostic]:
+    """The first node whose model cannot run `speed` (one diagnostic per kind of port is enough)."""
+    for node in nodes:
+        if not node.model.logical_ports(speed):
+            supported = ", ".join(f"{s}G" for s in node.model.breakouts)
+            return [
+                source.diagnostic(
+                    tuple(key.split(".")), f"{node.model.name} ({node.name}) cannot run {what} at {speed}G; it supports {supported}"
+                )
+            ]
+    return []
+
+
+def _check_server_name(servers: dict[str, Any], fabric: str, source: SourceMap) -> list[Diagnostic]:
+    """A server name pattern with an unknown placeholder is bad input, not a traceback."""
+    try:
+        servers["name"].format(fabric=fabric, leaf="leaf", leaf_index=1, index=1, pod=1, unit=1)
+    except (KeyError, ValueError, IndexError, AttributeError) as exc:
+        return [
+            source.diagnostic(
+                ("servers", "name"),
+                f"cannot use name pattern {servers['name']!r}: {exc}",
+                hint="placeholders: {fabric}, {leaf}, {leaf_index}, {index}, {pod}, {unit}",
+            )
+        ]
+    return []

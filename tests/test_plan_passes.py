@@ -1,0 +1,197 @@
+"""The planner's passes, one at a time, on hand-made inputs.
+
+Expected values are worked out here from the rules in each pass's docstring (ports, /31s,
+rails), not read back from the code under test. The goldens cover the passes together.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address
+from typing import Any
+
+import pytest
+
+from fabricgen.allocate import Layout
+from fabricgen.catalog import models_for, platforms
+from fabricgen.diagnostics import FabricError
+from fabricgen.loader import SourceMap
+from fabricgen.model import Endpoint, Link
+from fabricgen.pipeline import load_and_plan
+from fabricgen.plan.guids import hca_guids, switch_guid
+from fabricgen.plan.passes.addressing import asn_of, pools_of
+from fabricgen.plan.passes.cabling import apply_overrides
+from fabricgen.plan.passes.connect import Stage, connect
+from fabricgen.plan.passes.expand import TierNode, expand_tiers
+from fabricgen.plan.passes.media import choose_media
+from fabricgen.plan.passes.qos import roce_policy
+from fabricgen.plan.passes.servers import Attachment, attach_servers
+from fabricgen.plan.passes.speeds import link_speeds
+from fabricgen.schema import apply_defaults
+from tests.conftest import EXAMPLES
+
+CATALOG = models_for({})
+PLATFORMS = platforms()
+MODEL = CATALOG["arista-7060dx5-64s"]
+EOS = PLATFORMS["eos"]
+SOURCE = SourceMap("fabric.yml", {("leaves", "nodes", 0, "asn"): (12, 30), ("uplinks", "speed"): (20, 10)})
+
+
+def _node(role: str, index: int, **pins: Any) -> TierNode:
+    return TierNode(role, index, f"{role}{index}", MODEL, EOS, **pins)
+
+
+def _doc(**changes: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "fabric": {"name": "t", "transport": "roce"},
+        "spines": {"count": 2, "model": "arista-7060dx5-64s", "name": "{fabric}-spine{index}"},
+        "leaves": {"count": 3, "model": "arista-7060dx5-64s", "name": "{fabric}-leaf{index}", "nodes": [{"index": 2, "asn": 65555}]},
+        "addressing": {"loopbacks": "10.0.0.0/24", "fabric": "10.1.0.0/16", "servers": "10.2.0.0/16"},
+        "bgp": {"spine_asn": 65000, "leaf_asn": 65101},
+        "servers": {"per_leaf": 1, "ports_per_server": 2},
+    }
+    doc.update(changes)
+    return apply_defaults(doc)
+
+
+def test_expand_applies_pins_and_keeps_their_position() -> None:
+    tiers = expand_tiers(_doc(), CATALOG, PLATFORMS, SOURCE)
+    assert [n.name for n in tiers.leaves] == ["t-leaf1", "t-leaf2", "t-leaf3"]
+    pinned = tiers.leaves[1]
+    assert (pinned.asn, pinned.pin) == (65555, ("leaves", "nodes", 0))
+    assert tiers.leaves[0].asn == 0 and tiers.leaves[0].pin == ()
+    assert not tiers.three_tier and tiers.superspines == ()
+
+
+def test_expand_reports_an_unknown_model_with_a_hint() -> None:
+    doc = _doc(spines={"count": 2, "model": "arista-7060dx5-64", "name": "s{index}"})
+    with pytest.raises(FabricError) as info:
+        expand_tiers(doc, CATALOG, PLATFORMS, SOURCE)
+    (problem,) = info.value.diagnostics
+    assert problem.path == "spines.model" and "arista-7060dx5-64s" in problem.hint
+
+
+def test_speeds_refuse_a_speed_the_model_cannot_run_once() -> None:
+    doc = _doc(uplinks={"speed": "800G"})
+    tiers = expand_tiers(doc, CATALOG, PLATFORMS, SOURCE)
+    with pytest.raises(FabricError) as info:
+        link_speeds(doc, tiers, MODEL, SOURCE)
+    messages = [d for d in info.value.diagnostics if d.path == "uplinks.speed"]
+    assert len(messages) == 2  # leaves' uplinks and spines' downlinks, once each
+    assert messages[0].line == 20
+
+
+def test_asn_pins_win_and_leaves_count_across_pods() -> None:
+    bgp = {"leaf_asn": 65101, "spine_asn": 65000, "superspine_asn": 64900}
+    layout = Layout(spine_slots=4, leaf_slots=8, superspine_slots=2, pod_slots=4)
+    assert asn_of(_node("leaf", 1, pod=1), layout, bgp, True) == 65101
+    assert asn_of(_node("leaf", 1, pod=3), layout, bgp, True) == 65101 + 2 * 8
+    assert asn_of(_node("leaf", 1, asn=4200000000), layout, bgp, True) == 4200000000
+    assert asn_of(_node("spine", 2, pod=2), layout, bgp, True) == 65001
+    assert asn_of(_node("superspine", 1, pod=0, plane=3), layout, bgp, True) == 64902
+    assert asn_of(_node("spine", 1), layout, bgp, False) == 0
+
+
+def _stage(per_pair: int, spines: int) -> Stage:
+    return Stage("leaf-spine", 400, per_pair, 30.0, spines * per_pair, int(IPv4Address("10.1.0.0")), True, True)
+
+
+def test_connect_wires_every_lower_device_to_every_upper_one() -> None:
+    leaves, spines = [_node("leaf", 1), _node("leaf", 2)], [_node("spine", 1), _node("spine", 2)]
+    names = [n.name for n in (*leaves, *spines)]
+    wiring = connect(
+        leaves,
+        lambda leaf: spines,
+        _stage(2, 2),
+        offset=lambda leaf, spine, link: ((leaf.index - 1) * 2 + spine.index - 1) * 2 * 2 + (link - 1) * 2,
+        position=lambda leaf: leaf.index,
+        asn=dict.fromkeys(names, 65000),
+        mtu={"eos": 9214},
+    )
+    assert len(wiring.links) == 2 * 2 * 2
+    leaf2 = wiring.ends["leaf2"].interfaces
+    # Uplinks fill the last cages: 4 slots at 1 per cage -> cages 61..64, spine by spine.
+    assert [i.port for i in leaf2] == [61, 62, 63, 64]
+    assert [i.peer_device for i in leaf2] == ["spine1", "spine1", "spine2", "spine2"]
+    # Downlinks fill the first cages: leaf 2's links are slots 3 and 4 of every spine.
+    spine2 = [i for i in wiring.ends["spine2"].interfaces if i.peer_device == "leaf2"]
+    assert [i.port for i in spine2] == [3, 4]
+    for link in wiring.links:
+        upper, lower = IPv4Address(link.z_address), IPv4Address(link.a_address)
+        assert int(lower) == int(upper) + 1 and int(upper) % 2 == 0
+        assert link.subnet == f"{upper}/31"
+    assert len({link.subnet for link in wiring.links}) == 8
+    assert {n.peer_group for n in wiring.ends["leaf1"].neighbors} == {EOS.names["peer_group_spine"]}
+    assert {n.peer_group for n in wiring.ends["spine1"].neighbors} == {EOS.names["peer_group_leaf"]}
+    assert wiring.tally.used["fabric"] == 16
+
+
+def test_connect_skips_devices_with_nothing_above() -> None:
+    wiring = connect([_node("spine", 1)], lambda spine: [], _stage(1, 0), offset=lambda *a: 0, position=lambda n: 1, asn={}, mtu={})
+    assert wiring.links == () and not wiring.ends
+
+
+def test_rail_attachment_puts_nic_i_on_rail_leaf_i() -> None:
+    leaves = [_node("leaf", i) for i in (1, 2, 3, 4)]
+    spec = Attachment(
+        per_leaf=2,
+        ports_per_server=2,
+        speed=400,
+        name="{leaf}-srv{index}",
+        fabric="t",
+        rails=2,
+        vlan=0,
+        length_m=3.0,
+        routed=True,
+        roce=True,
+    )
+    pools = pools_of({"loopbacks": "10.0.0.0/24", "fabric": "10.1.0.0/16", "servers": "10.2.0.0/16", "server_mode": "p2p"})
+    attached = attach_servers(leaves, spec, Layout(spine_slots=2), pools, {"eos": 9214}, lambda name, leaf, index: ("", ()))
+    # Two units of two rails; each unit's servers are named after its first leaf.
+    assert sorted(s.name for s in attached.servers) == ["leaf1-srv1", "leaf1-srv2", "leaf3-srv1", "leaf3-srv2"]
+    by_name = {s.name: s for s in attached.servers}
+    assert [(n.nic, n.leaf, n.rail) for n in by_name["leaf3-srv2"].nics] == [(1, "leaf3", 1), (2, "leaf4", 2)]
+    assert len(attached.links) == 4 * 2
+    for server in attached.servers:
+        for nic in server.nics:
+            assert int(IPv4Address(nic.address)) == int(IPv4Address(nic.gateway)) + 1
+    assert attached.leaves["leaf2"].nics_per_server == 1
+
+
+def test_overrides_set_one_cable_and_refuse_unknown_ends() -> None:
+    link = Link("leaf-spine", Endpoint("l1", "e1", 1), Endpoint("s1", "e2", 2), 400, "", "", "", 30.0)
+    (changed,) = apply_overrides([link], [{"device": "s1", "interface": "e2", "length": "12.5m"}], SOURCE)
+    assert changed.length_m == 12.5
+    with pytest.raises(FabricError) as info:
+        apply_overrides([link], [{"device": "s9", "interface": "e2", "length": "1m"}], SOURCE)
+    assert info.value.diagnostics[0].path == "cabling.overrides[0]"
+
+
+def test_media_pass_sets_every_link_and_reports_each_length_key_once() -> None:
+    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    short = [Link(lk.kind, lk.a, lk.z, lk.speed, lk.subnet, lk.a_address, lk.z_address, 2.0) for lk in plan.links]
+    chosen = choose_media(short, plan.devices, plan.models, {}, SOURCE)
+    assert all(lk.media is not None and lk.media.kind == "copper" for lk in chosen)
+    far = [Link(lk.kind, lk.a, lk.z, lk.speed, lk.subnet, lk.a_address, lk.z_address, 20000.0) for lk in plan.links]
+    with pytest.raises(FabricError) as info:
+        choose_media(far, plan.devices, plan.models, {}, SOURCE)
+    kinds = {lk.kind for lk in plan.links}
+    assert sorted(d.path for d in info.value.diagnostics) == sorted(f"cabling.length.{kind}" for kind in kinds)
+
+
+def test_qos_shares_add_up_and_cnp_is_strict() -> None:
+    roce = _doc()["roce"]
+    policy = roce_policy(roce, PLATFORMS)
+    for profile in policy.profiles.values():
+        shares = [q.bandwidth_percent for q in profile.queues if not q.strict]
+        if len(profile.queues) == 8:
+            assert sum(shares) == 100
+        assert [q.traffic_class for q in profile.queues if q.strict] == [profile.cnp_traffic_class]
+        assert [q.traffic_class for q in profile.queues if q.no_drop] == [roce["no_drop_priority"]]
+    assert policy.ecn_min_bytes % 1000 == 0 and policy.ecn_min == f"{policy.ecn_min_bytes // 1000} kbytes"
+
+
+def test_placeholder_guids_are_distinct_across_kinds_and_numbers() -> None:
+    prefix = "0x02fab00000000000"
+    switches = {switch_guid(prefix, role, n) for role in ("spine", "leaf", "superspine") for n in range(1, 200)}
+    hcas = {hca_guids(prefix, leaf_number=leaf, index=i, ports=8)[0] for leaf in range(1, 50) for i in range(1, 9)}
+    assert len(switches) == 3 * 199 and len(hcas) == 49 * 8 and not switches & hcas
