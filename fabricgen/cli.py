@@ -22,6 +22,7 @@ from fabricgen.commands.common import EXIT_BAD_INPUT as EXIT_BAD_INPUT
 from fabricgen.commands.common import EXIT_INTERNAL as EXIT_INTERNAL
 from fabricgen.commands.common import checked_plan, err_console, run_stage
 from fabricgen.infiniband.cli import ib
+from fabricgen.lab.cli import lab
 
 if TYPE_CHECKING:
     from fabricgen.context import RenderContext
@@ -414,3 +415,4 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
 
 main.add_command(analyze)
 main.add_command(ib)
+main.add_command(lab)

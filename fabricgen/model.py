@@ -57,6 +57,8 @@ class Platform:
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
+    as_path_multipath_relax_default: bool = False
+    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
@@ -147,6 +149,10 @@ class Device:
     vlans: tuple[int, ...] = ()
     queue_keyword: str = ""
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
+    as_path_multipath_relax: bool = False
+    """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
+    three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
+    multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""
     plane: int = 0
     """Super-spine plane: a super-spine's own plane, a spine's plane (its index) in a three-tier
     fabric, 0 otherwise. `pod` is 1 in a two-tier fabric and 0 for super-spines."""
@@ -375,6 +381,19 @@ class InfinibandPlan:
     sweep_interval: int = 10
     sminfo_polling_timeout: int = 10000
     polling_retry_number: int = 4
+    congestion_control: bool = False
+    """Upstream OpenSM congestion control (`congestion_control TRUE`)."""
+    cc_threshold: int = 0
+    cc_marking_rate: int = 0
+    sharp_enabled: bool = False
+    """Intent only: SHARP needs NVIDIA MLNX OpenSM / UFM, nothing is rendered for upstream OpenSM."""
+    adaptive_routing_engine: str = ""
+    """Intent only (`ar_updn`, ...): MLNX OpenSM / UFM engines, not rendered for upstream OpenSM."""
+
+    @property
+    def cc_control_map(self) -> int:
+        """cc_sw_cong_setting_control_map: bit 2 threshold + packet size valid, bit 4 marking rate valid."""
+        return 0x04 | (0x10 if self.cc_marking_rate else 0)
 
     @property
     def engine_setting(self) -> str:

@@ -27,6 +27,7 @@ from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
 from fabricgen.plan.guids import server_guids
 from fabricgen.plan.passes import infiniband as ib_plan
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
+from fabricgen.plan.passes.aspath import mark_as_path_multipath
 from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
 from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
@@ -107,6 +108,8 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         InfinibandSwitch(doc["guid_prefix"]) if not routed else None,
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
+    if routed:
+        devices = mark_as_path_multipath(devices)
     overrides = doc["cabling"].get("overrides", [])
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     warnings: list[str] = []
