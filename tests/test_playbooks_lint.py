@@ -3,6 +3,7 @@ ansible-lint passes with the production profile, offline (.ansible-lint)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,7 +43,10 @@ def test_deploy_targets_the_rendered_groups(inventories: list[Path], tmp_path: P
     result = PlaybookRunner(tmp_path, inventories).run("deploy.yml", "--list-hosts")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "pod2-spine01" in result.stdout and "pod2-leaf08" in result.stdout and "ib1-sm1" in result.stdout
-    assert "Could not match" not in result.stderr
+    # groups deploy.yml builds at run time (SM standby/master, canaries, rollout) are empty when
+    # only listing; every group the inventory must provide matches
+    unmatched = re.findall(r"Could not match supplied host pattern, ignoring: (\S+)", result.stderr)
+    assert all(name.startswith("fabricgen_") for name in unmatched), unmatched
 
 
 def test_ansible_lint_production_profile_offline(tmp_path: Path) -> None:
