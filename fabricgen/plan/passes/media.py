@@ -88,7 +88,7 @@ def choose_media(
             continue
         result.append(_with_media(link, t))
     if misses:
-        raise FabricError([_diagnostic(where, miss, source) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
+        raise FabricError([_diagnostic(where, miss, source, table) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
     return tuple(result)
 
 
@@ -96,13 +96,21 @@ def _with_media(link: Link, media: Choice) -> Link:
     return Link(link.kind, link.a, link.z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, media)
 
 
-def _diagnostic(where: PathKey, miss: _Miss, source: SourceMap) -> Diagnostic:
-    link = miss.example
+def _diagnostic(where: PathKey, miss: _Miss, source: SourceMap, table: rules.MediaTable) -> Diagnostic:
+    """A length nothing reaches between these ends, or ends nothing joins at any length (lane
+    rates no cable or module pair bridges): the hint differs."""
+    link, a, z = miss.example, miss.a, miss.z
     others = f" and {miss.count - 1} more cable(s)" if miss.count > 1 else ""
+    ends = f"{a.form_factor} ({a.lane_rate}G lanes) and {z.form_factor} ({z.lane_rate}G lanes)"
+    cable = f"({link.a.device} {link.a.interface} - {link.z.device} {link.z.interface}{others})"
+    if choose(link.speed, 0.0, a, z, table) is not None:
+        return source.diagnostic(
+            where,
+            f"no cable medium in the catalog reaches {link.length_m:g} m at {link.speed}G between {ends} {cable}",
+            hint="shorten the cable, or add a medium with that reach under `optics:` in the catalog",
+        )
     return source.diagnostic(
         where,
-        f"no cable medium in the catalog joins {miss.a.form_factor} ({miss.a.lane_rate}G lanes) and "
-        f"{miss.z.form_factor} ({miss.z.lane_rate}G lanes) over {link.length_m:g} m at {link.speed}G "
-        f"({link.a.device} {link.a.interface} - {link.z.device} {link.z.interface}{others})",
-        hint="shorten the cable, or add a medium with that reach under `optics:` in the catalog",
+        f"no cable medium in the catalog joins {ends} at {link.speed}G {cable}",
+        hint="change the NIC model (`servers.nic`) or the speed, or add a medium for these ends under `optics:` in the catalog",
     )
