@@ -100,7 +100,7 @@ def test_diff_running_reports_missing_and_unknown_devices() -> None:
 
 
 def test_cli_running_writes_remediation_and_rollback(tmp_path: Path) -> None:
-    """End to end from a build folder: rendered configs/ and plan.json, backups in running/."""
+    """End to end from a build folder: rendered configs/ and plan/fabric.json, backups in running/."""
     build = tmp_path / "build" / "pod1"
     assert CliRunner().invoke(main, ["render", str(EXAMPLES / "pod-roce-400g"), "-o", str(build), "-q"]).exit_code == 0
     running_text = (RUNNING / "pod1-leaf01.cfg").read_text(encoding="utf-8")

@@ -253,7 +253,7 @@ def test_the_reload_addresses_the_instance_unit_of_the_planned_port_guid(tmp_pat
     """Debian 12's opensm.service is a oneshot wrapper; the daemon runs in opensm@<port GUID>."""
     build, host = _render_ib(tmp_path)
     sm_vars = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]["opensm"]["hosts"][host]
-    plan = json.loads((build / "plan.json").read_text())
+    plan = json.loads((build / "plan" / "fabric.json").read_text())
     planned = {sm["host"]: sm["port_guid"] for sm in plan["infiniband"]["subnet_managers"]}
     assert sm_vars["opensm_port_guid"] == planned[host]
     defaults = yaml.safe_load((ROOT / "playbooks" / "roles" / "opensm_deploy" / "defaults" / "main.yml").read_text())

@@ -101,6 +101,8 @@ def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
     _git(tmp_path, "init", "-q")
     files = [
         "plan.json",
+        "plan/fabric.json",
+        "plan/devices/pod1-leaf01.json",
         "plan/pod1-leaf01.json",
         "plan-devices.json",
         "cabling.csv",
@@ -119,7 +121,15 @@ def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
     for line in text.splitlines():
         path, name, value = (part.strip() for part in line.rsplit(":", 2))
         attrs.setdefault(path.removeprefix("build/pod1/"), {})[name] = value
-    for bulk in ("plan.json", "plan/pod1-leaf01.json", "plan-devices.json", "cabling.csv", "lab/pod1.clab.yml"):
+    for bulk in (
+        "plan.json",
+        "plan/fabric.json",
+        "plan/devices/pod1-leaf01.json",
+        "plan/pod1-leaf01.json",
+        "plan-devices.json",
+        "cabling.csv",
+        "lab/pod1.clab.yml",
+    ):
         assert attrs[bulk] == {"linguist-generated": "true", "diff": "unset"}, bulk
     for collapsed in ("configs/pod1-leaf01.cfg", "ansible/host_vars/pod1-leaf01.yml", "hosts.csv", ".fabricgen-manifest"):
         assert attrs[collapsed]["linguist-generated"] == "true" and attrs[collapsed]["diff"] != "unset", collapsed

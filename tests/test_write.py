@@ -207,7 +207,7 @@ def test_output_dot_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     runner = CliRunner()
     first = runner.invoke(main, ["render", str(EXAMPLES / "pod-roce-400g"), "-o", ".", "-q"])
     assert first.exit_code == 0, first.output
-    assert (tmp_path / "plan.json").is_file() and (tmp_path / MANIFEST).is_file()
+    assert (tmp_path / "plan" / "fabric.json").is_file() and (tmp_path / MANIFEST).is_file()
     again = runner.invoke(main, ["render", str(EXAMPLES / "pod-roce-400g"), "-o", "."])
     assert again.exit_code == 0, again.output
     assert " 0 changed" in again.stdout and " 0 added" in again.stdout
