@@ -57,6 +57,8 @@ class Platform:
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
+    as_path_multipath_relax_default: bool = False
+    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
@@ -147,6 +149,10 @@ class Device:
     vlans: tuple[int, ...] = ()
     queue_keyword: str = ""
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
+    as_path_multipath_relax: bool = False
+    """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
+    three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
+    multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""
     plane: int = 0
     """Super-spine plane: a super-spine's own plane, a spine's plane (its index) in a three-tier
     fabric, 0 otherwise. `pod` is 1 in a two-tier fabric and 0 for super-spines."""

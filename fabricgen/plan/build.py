@@ -17,10 +17,11 @@ from __future__ import annotations
 import gc
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fabricgen.allocate import Layout, PoolTally
+from fabricgen.aspath import relaxing_devices
 from fabricgen.catalog import models_for, platforms
 from fabricgen.loader import SourceMap
 from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
@@ -107,6 +108,8 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         InfinibandSwitch(doc["guid_prefix"]) if not routed else None,
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
+    relaxing = relaxing_devices(devices) if routed else frozenset()
+    devices = tuple(replace(d, as_path_multipath_relax=True) if d.name in relaxing else d for d in devices)
     overrides = doc["cabling"].get("overrides", [])
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     warnings: list[str] = []
