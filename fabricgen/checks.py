@@ -15,6 +15,7 @@ from typing import Any
 import netaddr
 
 from fabricgen.catalog import platforms
+from fabricgen.checks_mtu import check_mtu
 from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
 from fabricgen.loader import PathKey, SourceMap
@@ -363,7 +364,16 @@ STRUCTURAL_CHECKS: tuple[Check, ...] = (check_pools, check_ports)
 """Root causes: when one of these fails, addresses spill into neighbouring blocks and the
 duplicate-address check would only repeat the same problem hundreds of times."""
 
-CHECKS: tuple[Check, ...] = (check_names, check_oversubscription, check_roce, check_asns, check_infiniband, check_rails, check_tier_asns)
+CHECKS: tuple[Check, ...] = (
+    check_names,
+    check_oversubscription,
+    check_roce,
+    check_mtu,
+    check_asns,
+    check_infiniband,
+    check_rails,
+    check_tier_asns,
+)
 
 
 def check_plan(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:

@@ -51,7 +51,7 @@ class Platform:
     queue_keywords: dict[str, str]
     names: dict[str, str] = field(default_factory=dict)
     """Names of config objects the templates print (QoS policies, prefix list, route map)."""
-    qos: dict[str, str] = field(default_factory=dict)
+    qos: dict[str, Any] = field(default_factory=dict)
     """Queue naming and listing conventions of the platform's QoS configuration."""
     speed_format: str = ""
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
@@ -194,6 +194,8 @@ class Link:
     z_address: str
     length_m: float
     media: Choice | None = None
+    mtu: int = 0
+    """IP MTU of both ends: the largest both platforms support (the host MTU on server cables)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +232,9 @@ class QosQueue:
     name: str
     """Queue or class name: NX-OS `c-out-8q-q3` / `c-8q-nq3`, EOS the queue number."""
     bandwidth_percent: int
-    """Scheduler share; the non-strict queues of a platform's list sum to 100."""
+    """Round-robin share; the non-strict queues of a platform's list sum to 100."""
     strict: bool
+    """Strict priority (CNP only); every other queue is scheduled round-robin by its share."""
     ecn: bool
     no_drop: bool
 
@@ -249,6 +252,11 @@ class QosProfile:
     """Egress queues the platform's queuing config lists, in its running-config order."""
     pause_queues: tuple[QosQueue, ...]
     """Classes of the network-qos (pause/MTU) policy: the no-drop class and the default."""
+    queues_default_strict: bool = False
+    """The platform's transmit queues are strict priority until told otherwise (EOS Trident and
+    Tomahawk): a round-robin queue needs an explicit `no priority`."""
+    best_effort_traffic_class: int = 0
+    """Traffic class of DSCP 0 (unmarked, default traffic) in the platform's default map."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,6 +466,9 @@ class Plan:
     """Per kind of cable: speed, cables per pair, number of cables (consumers need not count links)."""
     pins: tuple[Pin, ...] = ()
     jobs: tuple[JobInput, ...] = ()
+    host_mtu: int = 0
+    """IP MTU of every server NIC: at most the smallest MTU of any switch-to-switch cable, since
+    a server's traffic may cross any of them (0 on InfiniBand)."""
 
     def device(self, name: str) -> Device:
         for device in self.devices:

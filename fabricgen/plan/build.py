@@ -94,7 +94,8 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     lengths = doc["cabling"]["length"]
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, doc["uplinks"], per_superspine, routed)
     attachment = attachment_of(doc["servers"], doc["fabric"]["name"], length_m(lengths["server-leaf"]), speeds.server, routed, routed)
-    attached = attach_servers(tiers.leaves, attachment, layout, pools, mtu, _server_guids(doc))
+    host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
+    attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(doc))
     fabric = _Fabric(
         tiers,
         speeds,
@@ -155,7 +156,15 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         ),
         pins=pins_of(tiers.everything, source),
         jobs=jobs_of(doc.get("jobs") or {}, source),
+        host_mtu=host_mtu if routed else 0,
     )
+
+
+def _host_mtu(tiers: Tiers, leaf_spine: Wiring, spine_superspine: Wiring, mtu: Mapping[str, int]) -> int:
+    """The MTU every server NIC gets: the smallest switch-to-switch cable MTU (a server's flows
+    may cross any spine or super-spine), or its leaves' MTU in a fabric without such cables."""
+    fabric = [link.mtu for link in (*leaf_spine.links, *spine_superspine.links)]
+    return min(fabric or [mtu[leaf.platform.name] for leaf in tiers.leaves] or [0])
 
 
 def _tier_links(*stages: tuple[Wiring | Attached, int, int]) -> tuple[TierLinks, ...]:

@@ -59,10 +59,12 @@ def _threshold(size: int) -> str:
 
 def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, Any], ecn: bool) -> QosProfile:
     """The RoCE policy in one platform's terms: which queues its config lists, their names and
-    scheduler shares (RoCE gets bandwidth_percent, the default queue the rest, CNP is strict)."""
+    scheduling. RoCE and default traffic (the traffic class of DSCP 0 on this platform) share the
+    port round-robin, RoCE by bandwidth_percent and default traffic the rest; CNP is strict."""
     conv = platform.qos
+    best_effort = int(conv.get("best_effort_tc", 0))
     shares = dict.fromkeys(range(QUEUES), 0)
-    shares[0] += 100 - roce["bandwidth_percent"]
+    shares[best_effort] += 100 - roce["bandwidth_percent"]
     shares[data_tc] += roce["bandwidth_percent"]
     shares[cnp_tc] = 0
 
@@ -70,7 +72,7 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, 
         name = (default if tc == 0 else pattern).format(tc=tc)
         return QosQueue(tc, name, shares[tc], tc == cnp_tc, ecn and tc == data_tc, tc == data_tc)
 
-    listed = range(QUEUES - 1, -1, -1) if conv.get("queues") == "all" else sorted({data_tc, cnp_tc})
+    listed = range(QUEUES - 1, -1, -1) if conv.get("queues") == "all" else sorted({best_effort, data_tc, cnp_tc})
     queues = tuple(queue(tc, conv.get("queue_name", "{tc}"), conv.get("default_queue_name", "{tc}")) for tc in listed)
     pause: tuple[QosQueue, ...] = ()
     if conv.get("pause_name"):
@@ -83,4 +85,6 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, 
         mtu=roce.get("mtu") or platform.mtu_default,
         queues=queues,
         pause_queues=pause,
+        queues_default_strict=bool(conv.get("queues_default_strict", False)),
+        best_effort_traffic_class=best_effort,
     )

@@ -99,9 +99,7 @@ def unit_and_rail(index: int, rails: int) -> tuple[int, int]:
     return (index - 1) // rails + 1, (index - 1) % rails + 1
 
 
-def attach_servers(
-    leaves: Sequence[TierNode], spec: Attachment, layout: Layout, pools: Pools, mtu: Mapping[str, int], guids: ServerGuids
-) -> Attached:
+def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout, pools: Pools, mtu: int, guids: ServerGuids) -> Attached:
     """Servers, their cables and every leaf's server side."""
     unit_first: dict[tuple[int, int], TierNode] = {}
     for leaf in leaves:
@@ -116,7 +114,7 @@ def attach_servers(
         first = unit_first[(leaf.pod, unit)] if rail else leaf
         nics = [nic for nic in range(1, spec.ports_per_server + 1) if not rail or (nic - 1) % spec.rails + 1 == rail]
         side = sides[leaf.name] = LeafSide(nics_per_server=len(nics))
-        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu[leaf.platform.name], guids, side, links, tally)
+        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu, guids, side, links, tally)
         for server in leaf_servers:
             if not rail:
                 servers.append(server)
@@ -209,6 +207,7 @@ def _leaf_servers(
                     a_address=address,
                     z_address=gateway,
                     length_m=spec.length_m,
+                    mtu=mtu,
                 )
             )
             slot += 1
