@@ -58,6 +58,8 @@ class Platform:
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
     as_path_multipath_relax_default: bool = False
+    pfc_response_ns: int = 0
+    """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
     """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
@@ -88,6 +90,9 @@ class Interface:
     """Access VLAN of a `server-l2` port."""
     speed_setting: str = ""
     """What follows `speed` on this platform, or empty when the port runs its default."""
+    pfc_headroom_bytes: int = 0
+    """PFC headroom this RoCE port needs for its no-drop priority, from its cable's length, speed and
+    MTU and the peer's response time (plan/passes/headroom.py); 0 on other ports."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
 from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
+from fabricgen.plan.passes.headroom import with_headroom
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of
@@ -113,6 +114,8 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     devices = tuple(replace(d, as_path_multipath_relax=True) if d.name in relaxing else d for d in devices)
     overrides = doc["cabling"].get("overrides", [])
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
+    if routed:
+        devices = with_headroom(devices, links, all_platforms)
     warnings: list[str] = []
     infiniband = None
     if transport == "infiniband":
