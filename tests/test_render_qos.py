@@ -74,7 +74,7 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
     )
     assert (ecn in data_queue) == roce.ecn_enabled
     assert not any(line.startswith("random-detect") for line in data_queue - {ecn})
-    assert f"bandwidth guaranteed percent {roce.bandwidth_percent}" in data_queue
+    assert f"bandwidth percent {roce.bandwidth_percent}" in data_queue
     assert "priority strict" in _lines(_child(profile, f"{keyword} {cnp}"))
     for interface in device.interfaces:
         lines = _lines(_child(config, f"interface {interface.name}"))
