@@ -80,7 +80,7 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
         lines = _lines(_child(config, f"interface {interface.name}"))
         assert (f"service-profile {profile_name}" in lines) == interface.roce, interface.name
         if interface.roce:
-            assert f"mtu {roce.mtu['eos']}" in lines
+            assert f"mtu {interface.mtu}" in lines and interface.mtu <= roce.mtu["eos"]
 
 
 def _check_nxos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) -> None:
@@ -126,7 +126,8 @@ def _check_nxos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) -
         assert ("priority-flow-control mode on" in lines) == interface.roce
         assert ("priority-flow-control watch-dog-interval on" in lines) == (interface.roce and roce.pfc_watchdog)
         if interface.roce:
-            assert f"mtu {mtu}" in lines
+            # The cable's MTU: at most this platform's (pod-mixed: 9214 towards EOS spines).
+            assert f"mtu {interface.mtu}" in lines and interface.mtu <= mtu
 
 
 def test_fixtures_move_every_qos_knob() -> None:

@@ -50,7 +50,7 @@ def test_eos_queues_are_round_robin_except_cnp(inventory: str, name: str) -> Non
     plan, _ = rendered(inventory)
     roce = plan.roce
     assert roce is not None
-    device, text = next((d, t) for d, t in device_configs(inventory) if d.name == name)
+    text = next(t for d, t in device_configs(inventory) if d.name == name)
     config = get_hconfig(Platform.ARISTA_EOS, text)
     profile = config.get_child(startswith="qos profile ")
     assert profile is not None
