@@ -155,6 +155,10 @@ class Device:
     queue_keyword: str = ""
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
     as_path_multipath_relax: bool = False
+    maximum_routes: int = 0
+    """Routes each BGP neighbor may send: twice what the whole fabric originates (every loopback and
+    server prefix), so growth within the pools fits and a leak still trips it. EOS's default
+    (12,000) is below what a large fabric's /31s need. 0 on InfiniBand."""
     """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
     three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
     multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""
@@ -262,6 +266,10 @@ class QosProfile:
     Tomahawk): a round-robin queue needs an explicit `no priority`."""
     best_effort_traffic_class: int = 0
     """Traffic class of DSCP 0 (unmarked, default traffic) in the platform's default map."""
+    ecn_counters: bool = False
+    """The platform counts ECN marks of a queue only when told (EOS `random-detect ecn count`)."""
+    load_interval: int = 0
+    """Rate-counter interval (s) of RoCE ports where the default is too coarse; 0 keeps the default."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -202,3 +202,37 @@ def test_headroom_in_the_readme_follows_each_cable() -> None:
     assert int(table["spine-superspine"][4]) > int(table["leaf-spine"][4])
     ports = sum(1 for d in plan.devices for i in d.interfaces if i.roce)
     assert sum(int(r[5]) for r in table.values()) == ports
+
+
+@pytest.mark.parametrize(
+    "inventory", ["inventories/pod-mixed", "tests/goldens/inventories/tiny-nxos", "tests/goldens/inventories/tiny-eos"]
+)
+def test_route_limit_holds_every_fabric_prefix(inventory: str) -> None:
+    """Every peer group / template carries a route limit at least the fabric's own prefixes (one
+    loopback per switch, one per server NIC in p2p mode or per leaf VLAN in subnet mode)."""
+    plan, _ = rendered(inventory)
+    subnet_mode = any(i.role == "svi" for d in plan.devices for i in d.interfaces)
+    nics = sum(len(s.nics) for s in plan.servers)
+    leaves = sum(1 for d in plan.devices if d.role == "leaf")
+    routes = len(plan.devices) + (leaves if subnet_mode else nics)
+    for name, (platform, config) in _parsed(inventory).items():
+        text = "\n".join(c.cisco_style_text() for c in config.all_children())
+        pattern = r"neighbor \S+ maximum-routes (\d+)" if platform == "eos" else r"maximum-prefix (\d+)"
+        limits = [int(n) for n in re.findall(pattern, text)]
+        groups = len(re.findall(r"neighbor \S+ peer group$" if platform == "eos" else r"template peer \S+$", text, re.M))
+        assert len(limits) == groups > 0, name
+        assert min(limits) >= routes, name
+
+
+def test_eos_counts_ecn_marks_and_samples_roce_ports_every_two_seconds() -> None:
+    """EOS counts ECN marks only with `random-detect ecn count` in the queue, and its RoCE ports get
+    `load-interval 2` (the AMD ROCm EOS example) so rate counters show bursts."""
+    for device, text in device_configs("inventories/pod-roce-400g"):
+        config = get_hconfig(Platform.ARISTA_EOS, text)
+        profile = config.get_child(startswith="qos profile ")
+        assert profile is not None
+        ecn_queues = [q for q in profile.children if any(c.text.startswith("random-detect ecn minimum") for c in q.children)]
+        assert ecn_queues and all(q.get_child(equals="random-detect ecn count") for q in ecn_queues), device.name
+        for interface in device.interfaces:
+            if interface.roce:
+                assert "load-interval 2" in _lines(config, f"interface {interface.name}"), interface.name

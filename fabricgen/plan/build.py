@@ -111,7 +111,8 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
     relaxing = relaxing_devices(devices) if routed else frozenset()
-    devices = tuple(replace(d, as_path_multipath_relax=True) if d.name in relaxing else d for d in devices)
+    limit = 2 * _fabric_routes(devices) if routed else 0
+    devices = tuple(replace(d, as_path_multipath_relax=d.name in relaxing, maximum_routes=limit) for d in devices)
     overrides = doc["cabling"].get("overrides", [])
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     if routed:
@@ -161,6 +162,12 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         jobs=jobs_of(doc.get("jobs") or {}, source),
         host_mtu=host_mtu if routed else 0,
     )
+
+
+def _fabric_routes(devices: Sequence[Device]) -> int:
+    """Prefixes the fabric originates into BGP: one loopback per switch, one per routed server port
+    (p2p /31s) or per server VLAN (subnet mode). One pass over the interfaces."""
+    return len(devices) + sum(1 for d in devices for i in d.interfaces if i.role in ("server", "svi"))
 
 
 def _host_mtu(tiers: Tiers, leaf_spine: Wiring, spine_superspine: Wiring, mtu: Mapping[str, int]) -> int:

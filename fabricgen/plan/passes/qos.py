@@ -87,4 +87,6 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, 
         pause_queues=pause,
         queues_default_strict=bool(conv.get("queues_default_strict", False)),
         best_effort_traffic_class=best_effort,
+        ecn_counters=bool(conv.get("ecn_counters", False)),
+        load_interval=int(conv.get("load_interval", 0)),
     )
