@@ -16,9 +16,9 @@ from pathlib import Path
 import yaml
 
 from fabricgen.analyze import ecmp
-from fabricgen.analyze.costmodel import estimate
 from fabricgen.analyze.job import job_settings, resolve
-from fabricgen.analyze.topology import fabric_of
+from fabricgen.analyze.planview import fabric_of
+from fabricgen.analyze.report import Options, analyse_job
 from fabricgen.pipeline import load_and_plan
 
 INVENTORY = {
@@ -44,17 +44,16 @@ def main() -> None:
     fabric = fabric_of(plan)
     (name, values, cli), *_ = job_settings({}, {}, None)
     resolved = resolve(name, values, cli, fabric, None)
-    estimate(resolved.job, resolved.network)
+    analyse_job(fabric, resolved, Options(simulate=False))
     modelled = time.perf_counter()
-    results = ecmp.simulate(
-        fabric, resolved.placement.servers, resolved.job.gpus_per_server, resolved.network.line_gbps, trials=args.trials
-    )
+    split = resolved.flows_per_nic
+    results = ecmp.simulate(fabric, resolved.placement.servers, 8, 400.0, trials=args.trials, split=split)
     simulated = time.perf_counter()
     print(f"plan: {planned - start:.2f} s ({len(plan.devices)} switches, {int(fabric.server_nics.sum())} GPU ports)")
-    print(f"arrays + cost model: {modelled - planned:.3f} s")
-    print(f"simulation ({args.trials} trials, {len(results)} pattern x routing runs): {simulated - modelled:.2f} s")
+    print(f"arrays + cost model + deterministic paths: {modelled - planned:.3f} s")
+    print(f"simulation ({args.trials} trials, {split} flows per NIC, {len(results)} pattern x routing runs): {simulated - modelled:.2f} s")
     for r in results:
-        print(f"  {r.pattern:12} {r.routing:6} flows {r.flows:7d}  max load {r.max_util_mean:.3g}  slowdown x{r.slowdown_mean:.3g}")
+        print(f"  {r.pattern:12} {r.routing:6} flows {r.flows:8d}  max load {r.max_util_mean:.3g}  path factor x{r.path_factor_mean:.3g}")
 
 
 if __name__ == "__main__":

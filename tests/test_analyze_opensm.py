@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from fabricgen.analyze import ecmp
-from fabricgen.analyze.topology import fabric_of
+from fabricgen.analyze.planview import fabric_of
 from fabricgen.model import Plan
 from tests.test_analyze_plans import inventory, plan_of
 
@@ -121,7 +121,7 @@ def test_ftree_model_matches_opensm(tmp_path: Path, spines: int, per_spine: int,
     # Every server to every server on another leaf, as OpenSM routes it and as the model does.
     servers = len(plan.servers)
     src, dst = np.nonzero(~np.eye(servers, dtype=bool))
-    off_leaf = fabric.server_leaf[src] != fabric.server_leaf[dst]
+    off_leaf = fabric.port_leaf[src] != fabric.port_leaf[dst]  # one HCA port per server
     src, dst = src[off_leaf], dst[off_leaf]
     flows = ecmp.all_to_all_flows(fabric, servers, 1, 1.0)
     real = np.zeros(fabric.n_links)
@@ -131,7 +131,7 @@ def test_ftree_model_matches_opensm(tmp_path: Path, spines: int, per_spine: int,
         spine = fabric.spines[spine_ix]
         leaf_ix, p_down = down_cable[(spine, tables[spine][target])]
         assert fabric.leaves[leaf_ix] == plan.servers[d].leaf
-        real[fabric.up_link(np.int64(fabric.leaves.index(leaf)), np.int64(spine_ix), np.int64(p_up))] += 1
-        real[fabric.down_link(np.int64(leaf_ix), np.int64(spine_ix), np.int64(p_down))] += 1
+        real[fabric.leaf_up[fabric.leaves.index(leaf), spine_ix, p_up]] += 1
+        real[fabric.spine_down[spine_ix, leaf_ix, p_down]] += 1
     model = ecmp.route(fabric, flows, "ftree", 1, np.random.default_rng(0)).utilisation[0] * fabric.link_gbps / flows.demand_gbps
     assert model.tolist() == real.tolist()

@@ -1,5 +1,6 @@
 """Plans for the analyze tests, built through the normal pipeline from generated inventories,
-and the plan -> arrays derivation (`analyze.topology`) checked against them."""
+and the plan -> arrays derivation (`analyze.planview`) checked against them: two tiers, rails,
+three tiers with pods and planes."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import numpy as np
 import pytest
 import yaml
 
-from fabricgen.analyze.topology import TopologyError, fabric_of, place
+from fabricgen.analyze.planview import fabric_of
+from fabricgen.analyze.topology import TopologyError, place
 from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
+from tests.conftest import EXAMPLES
 
 
 def inventory(
@@ -69,29 +72,63 @@ def test_small_fabric_arrays(tmp_path: Path) -> None:
     fabric = fabric_of(plan)
     assert fabric.leaves == ("t1-leaf01", "t1-leaf02", "t1-leaf03")
     assert fabric.spines == ("t1-spine01", "t1-spine02")
-    assert fabric.per_spine == 8
+    assert fabric.tiers == 2 and fabric.pods == 1
+    assert fabric.leaf_up.shape == (3, 2, 8)
     assert fabric.n_links == 2 * 3 * 2 * 8
-    assert fabric.server_leaf.tolist() == [0, 0, 1, 1, 2, 2]
+    assert fabric.port_leaf.tolist() == [0] * 16 + [1] * 16 + [2] * 16
+    assert fabric.port_key.tolist() == list(range(16)) * 3
     assert fabric.server_nics.tolist() == [8] * 6
     assert fabric.server_nic_gbps.tolist() == [3200.0] * 6
     assert fabric.leaf_share.tolist() == [1.0, 1.0, 1.0]
     assert np.all(fabric.link_gbps == 400.0)
+    # Every directed link appears once in the up tables and once in the down tables.
+    assert sorted(fabric.leaf_up.ravel().tolist() + fabric.spine_down.ravel().tolist()) == list(range(fabric.n_links))
 
 
-def test_placement_uses_uplink_share_only_across_leaves(tmp_path: Path) -> None:
+def test_placement_is_truthful_about_leaves(tmp_path: Path) -> None:
     # 2 servers x 8 x 400G = 6400G down, 2 spines x 4 x 400G = 3200G up: 2:1.
     plan = plan_of(tmp_path, inventory(spines=2, leaves=2, per_spine=4, per_leaf=2, max_ratio=2.0))
     fabric = fabric_of(plan)
     assert fabric.leaf_share.tolist() == [0.5, 0.5]
     one_leaf = place(fabric, 16, 8)
-    assert (one_leaf.servers, one_leaf.leaves, one_leaf.share, one_leaf.line_gbps) == (2, 1, 1.0, 400.0)
+    assert (one_leaf.servers, one_leaf.leaves, one_leaf.line_gbps) == (2, 1, 400.0)
     two_leaves = place(fabric, 32, 8)
-    assert (two_leaves.servers, two_leaves.leaves, two_leaves.share) == (4, 2, 0.5)
+    assert (two_leaves.servers, two_leaves.leaves) == (4, 2)
     with pytest.raises(TopologyError, match="needs 5 servers"):
         place(fabric, 33, 8)
 
 
+def test_rail_example_spans_rail_leaves() -> None:
+    """pod-rail: 2 units x 32 servers, NIC i on the unit's rail leaf i. One unit's 256 GPUs sit
+    on 8 leaves (the old placement line said "1 leaf"), both units on all 16."""
+    fabric = fabric_of(load_and_plan(EXAMPLES / "pod-rail").plan)
+    assert fabric.rails == 8
+    assert fabric.port_leaf[:8].tolist() == list(range(8))
+    unit = place(fabric, 256, 8)
+    assert (unit.servers, unit.leaves, unit.rail_attached) == (32, 8, True)
+    assert "NIC ports on 8 leaves (rail-attached" in unit.describe()
+    assert place(fabric, 512, 8).leaves == 16
+
+
+def test_three_tier_example_tables() -> None:
+    """cluster-3tier: 8 pods x 16 leaves x 8 spines x 4 cables; spine j of every pod in plane j
+    with 8 super-spines x 4 cables of 800G (numbers from the inventory's comments)."""
+    fabric = fabric_of(load_and_plan(EXAMPLES / "cluster-3tier").plan)
+    assert fabric.tiers == 3 and fabric.pods == 8
+    assert fabric.leaf_up.shape == (128, 8, 4)
+    assert fabric.spine_down.shape == (64, 16, 4)
+    assert fabric.spine_up.shape == (64, 8, 4)
+    assert fabric.ss_down.shape == (64, 8, 4)
+    assert set(fabric.link_gbps[fabric.spine_up.ravel()].tolist()) == {800.0}
+    # The super-spine's spine in pod p is in the same plane as the spine that went up to it.
+    spine = int(fabric.leaf_up_spine[0, 3])
+    ss = int(fabric.spine_up_ss[spine, 0])
+    assert int(fabric.ss_down_spine[ss, 5]) in np.flatnonzero(fabric.spine_pod == 5)
+    assert fabric.spines[int(fabric.ss_down_spine[ss, 5])].endswith("spine04")
+    assert place(fabric, 4096, 8).pods == 8
+
+
 def test_big_fabric_builds_through_the_pipeline(tmp_path: Path) -> None:
     fabric = fabric_of(plan_of(tmp_path, big_inventory()))
-    assert (len(fabric.leaves), len(fabric.spines), fabric.per_spine) == (64, 32, 1)
+    assert fabric.leaf_up.shape == (64, 32, 1)
     assert int(fabric.server_nics.sum()) == 2048

@@ -1,8 +1,9 @@
-"""A small SVG figure for the Markdown section: all-reduce time against the compute budget, and the
-simulated slowdown of each traffic pattern under ECMP and ftree routing.
+"""A small SVG figure for the Markdown section: the all-reduce on InfiniBand and RoCEv2 (adaptive
+routing, static ECMP) against the backward pass and the whole step, and the simulated path
+factor of each traffic pattern.
 
-Rendered with matplotlib's Agg-free SVG backend, with a fixed hash salt and no date, so the same
-result gives byte-identical SVG (the project's no-timestamp, reproducible-output rule).
+Rendered with matplotlib's SVG backend, with a fixed hash salt and no date, so the same result
+gives byte-identical SVG (the project's no-timestamp, reproducible-output rule).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import matplotlib
 matplotlib.use("svg")
 
 import matplotlib.pyplot as plt  # the backend is chosen first
+
+SERIES = (("infiniband", "InfiniBand", "#4c72b0"), ("roce_adaptive", "RoCEv2 adaptive", "#55a868"), ("roce_ecmp", "RoCEv2 ECMP", "#dd8452"))
 
 
 def render_svg(job: dict[str, Any]) -> str:
@@ -34,27 +37,15 @@ def render_svg(job: dict[str, Any]) -> str:
 
 
 def _time_panel(ax: Any, job: dict[str, Any]) -> None:
-    est = job["estimate"]
-    if "compare" in job:
-        rows = job["compare"]["rows"]
-        speeds = sorted({r["speed_gbps"] for r in rows})
-        width = 0.38
-        for offset, transport, color in ((-width / 2, "infiniband", "#4c72b0"), (width / 2, "roce", "#dd8452")):
-            values = [next(r["allreduce_s"] for r in rows if r["speed_gbps"] == s and r["transport"] == transport) for s in speeds]
-            ax.bar(
-                [i + offset for i in range(len(speeds))],
-                values,
-                width,
-                label="InfiniBand" if transport == "infiniband" else "RoCEv2",
-                color=color,
-            )
-        ax.set_xticks(range(len(speeds)), [f"{s}G" for s in speeds])
-        ax.set_xlabel("NIC speed")
-    else:
-        labels = ["ring", "hierarchical"]
-        ax.bar(labels, [est["ring_s"], est["hierarchical_s"]], color="#4c72b0", label="all-reduce")
-    ax.axhline(est["backward_s"], color="#55a868", linestyle="--", linewidth=1, label="backward pass")
-    ax.axhline(est["compute_s"], color="#c44e52", linestyle=":", linewidth=1, label="forward + backward")
+    rows = job.get("compare") or [{"speed_gbps": job["planned"]["nic_gbps"], **{k: job[k] for k, _, _ in SERIES}}]
+    width = 0.27
+    for n, (key, label, color) in enumerate(SERIES):
+        values = [r[key]["allreduce_s"] if r[key] else 0.0 for r in rows]
+        ax.bar([i + (n - 1) * width for i in range(len(rows))], values, width, label=label, color=color)
+    ax.set_xticks(range(len(rows)), [f"{r['speed_gbps']:g}G" for r in rows])
+    ax.set_xlabel("NIC speed")
+    ax.axhline(job["planned"]["backward_s"], color="#8172b3", linestyle="--", linewidth=1, label="backward pass")
+    ax.axhline(job["planned"]["compute_s"], color="#c44e52", linestyle=":", linewidth=1, label="forward + backward")
     ax.set_ylabel("seconds per step")
     ax.set_title(f"{job['name']}: all-reduce vs compute ({job['inputs']['gpus']} GPUs)")
     ax.legend(frameon=False)
@@ -65,10 +56,10 @@ def _simulation_panel(ax: Any, job: dict[str, Any]) -> None:
     patterns = list(dict.fromkeys(r["pattern"] for r in results))
     width = 0.38
     for offset, routing, color in ((-width / 2, "ecmp", "#dd8452"), (width / 2, "ftree", "#4c72b0")):
-        values = [next((r["slowdown_mean"] for r in results if r["pattern"] == p and r["routing"] == routing), 0.0) for p in patterns]
+        values = [next((r["path_factor_mean"] for r in results if r["pattern"] == p and r["routing"] == routing), 0.0) for p in patterns]
         ax.bar([i + offset for i in range(len(patterns))], values, width, label=routing, color=color)
     ax.axhline(1.0, color="black", linewidth=0.6)
     ax.set_xticks(range(len(patterns)), patterns)
-    ax.set_ylabel("slowdown vs ideal balancing (mean)")
-    ax.set_title("flow collisions on the planned fabric")
+    ax.set_ylabel("path factor (mean): busiest link / capacity")
+    ax.set_title("flows on the planned links")
     ax.legend(frameon=False)

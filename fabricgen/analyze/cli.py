@@ -1,6 +1,7 @@
 """`fabricgen analyze INVENTORY`: will this fabric keep the GPUs busy?
 
-Reads the checked plan and the inventory's `jobs:`; flags override any job setting. The heavy
+Reads the checked plan (through `planview`, the one module that knows its shape) and the
+jobs; flags override any job setting. The heavy
 imports (NumPy, matplotlib) happen only when the command runs, so other commands start fast.
 """
 
@@ -40,15 +41,25 @@ OVERRIDES = (
     ("gpus_per_server", "--gpus-per-server", click.IntRange(min=1), "GPUs per server [default: NIC ports per server]"),
     ("nvlink_gbytes_per_s", "--nvlink-gbytes", POSITIVE, "NVLink GB/s per GPU and direction"),
     ("data_parallel", "--dp", click.IntRange(min=1), "Data-parallel degree [default: gpus/(tp*pp)]"),
-    ("tensor_parallel", "--tp", click.IntRange(min=1), "Tensor-parallel degree"),
+    ("tensor_parallel", "--tp", click.IntRange(min=1), "Tensor-parallel degree [default: GPUs per server]"),
     ("pipeline_parallel", "--pp", click.IntRange(min=1), "Pipeline-parallel degree"),
     ("tokens_per_step", "--tokens-per-step", CountType(), "Global batch in tokens, e.g. 4M"),
     ("peak_tflops", "--peak-tflops", POSITIVE, "Peak dense TFLOP/s per GPU"),
     ("mfu", "--mfu", FRACTION, "Assumed model FLOPs utilisation"),
+    ("gpu_memory_gb", "--gpu-memory-gb", POSITIVE, "Memory per GPU, GB"),
+    ("bucket_mb", "--bucket-mb", POSITIVE, "Gradient bucket size, MB (one all-reduce call each)"),
+    ("congestion", "--congestion", click.FloatRange(min=0, max=0.95), "Fabric load from other traffic, 0-0.95"),
+    ("roce_load_balancing", "--roce-load-balancing", click.Choice(["adaptive", "ecmp"]), "RoCEv2: adaptive routing or static ECMP"),
     ("efficiency.infiniband", "--efficiency-infiniband", FRACTION, "Fraction of line rate on InfiniBand"),
     ("efficiency.roce", "--efficiency-roce", FRACTION, "Fraction of line rate on RoCEv2"),
-    ("latency_us.network", "--latency-network-us", click.FloatRange(min=0), "Ring-step latency over the fabric, us"),
-    ("latency_us.nvlink", "--latency-nvlink-us", click.FloatRange(min=0), "Ring-step latency over NVLink, us"),
+    ("latency_us.network", "--latency-network-us", click.FloatRange(min=0), "Base latency of a network step, us"),
+    ("latency_us.nvlink", "--latency-nvlink-us", click.FloatRange(min=0), "Latency of an NVLink step, us"),
+    ("jitter_us.infiniband", "--jitter-infiniband-us", click.FloatRange(min=0), "Mean latency tail per step on InfiniBand, us"),
+    ("jitter_us.roce", "--jitter-roce-us", click.FloatRange(min=0), "Mean latency tail per step on RoCEv2, us"),
+    ("nccl.channels_per_nic", "--channels-per-nic", click.IntRange(min=1, max=64), "NCCL ring channels per NIC"),
+    ("nccl.qps_per_connection", "--qps-per-connection", click.IntRange(min=1, max=128), "NCCL_IB_QPS_PER_CONNECTION"),
+    ("nccl.sharp", "--sharp/--no-sharp", bool, "In-network reduction (SHARP) on InfiniBand"),
+    ("nccl.pxn", "--pxn/--no-pxn", bool, "PXN: all-to-all via the GPU on the destination's rail"),
 )
 
 
@@ -66,13 +77,6 @@ def _override_options(func: Any) -> Any:
 @click.option("--simulate/--no-simulate", default=True, show_default=True, help="Flow-level ECMP/ftree simulation on the planned fabric")
 @click.option("--trials", type=click.IntRange(min=1, max=100000), default=256, show_default=True, help="Simulation trials")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="Simulation seed")
-@click.option(
-    "--flows-per-connection",
-    type=click.IntRange(min=1, max=64),
-    default=1,
-    show_default=True,
-    help="ECMP flows (queue pairs) per ring connection",
-)
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option(
     "--markdown",
@@ -87,18 +91,19 @@ def analyze(
     simulate: bool,
     trials: int,
     seed: int,
-    flows_per_connection: int,
     output_format: str,
     markdown_path: Path | None,
     **overrides: Any,
 ) -> None:
-    """Estimate whether INVENTORY's fabric keeps a training job's GPUs busy: all-reduce against compute,
-    flow collisions under ECMP and ftree, and (--compare) speeds and transports."""
+    """Estimate whether INVENTORY's fabric keeps a training job's GPUs busy: NCCL all-reduce
+    against compute, InfiniBand against RoCEv2, flow collisions on the planned links, and the
+    recommendation by cluster size."""
     from rich.console import Console
 
-    from fabricgen.analyze import report
+    from fabricgen.analyze import present, report
     from fabricgen.analyze.job import job_settings, resolve_all
-    from fabricgen.analyze.topology import TopologyError, fabric_of
+    from fabricgen.analyze.planview import fabric_of
+    from fabricgen.analyze.topology import TopologyError
     from fabricgen.commands.common import EXIT_BAD_INPUT, checked_plan, err_console, run_stage
     from fabricgen.plan.passes.sources import job_source
 
@@ -118,14 +123,14 @@ def analyze(
     except TopologyError as exc:
         err_console.print(f"{plan.source}: {exc}", style="red", markup=False)
         sys.exit(EXIT_BAD_INPUT)
-    settings = job_settings({"jobs": {job.name: job.settings for job in plan.jobs}}, given, only)
+    settings = job_settings({job.name: job.settings for job in plan.jobs}, given, only)
     jobs = run_stage(lambda: resolve_all(settings, fabric, job_source(plan.source, plan.jobs)))
-    options = report.Options(compare=compare, simulate=simulate, trials=trials, seed=seed, flows_per_connection=flows_per_connection)
-    result = report.analyse(plan, fabric, jobs, options)
+    options = report.Options(compare=compare, simulate=simulate, trials=trials, seed=seed)
+    result = report.analyse(plan.name, fabric, jobs, options)
     if output_format == "json":
         sys.stdout.write(report.to_json(result))
     else:
-        report.print_report(result, Console(highlight=False))
+        present.print_report(result, Console(highlight=False, width=80))
     if markdown_path is not None:
         _write_markdown(markdown_path, result)
 
@@ -133,17 +138,22 @@ def analyze(
 def _write_markdown(path: Path, result: dict[str, Any]) -> None:
     """The Markdown section and one SVG per job beside it (`<stem>-<job>.svg`), each written atomically."""
     from fabricgen.analyze.chart import render_svg
-    from fabricgen.analyze.report import markdown
+    from fabricgen.analyze.present import markdown
 
     charts = {f"{path.stem}-{job['name']}.svg": render_svg(job) for job in result["jobs"]}
-    text = markdown(result, None).rstrip("\n") + "\n\n" + "\n\n".join(f"![{name}]({name})" for name in charts) + "\n"
+    text = markdown(result).rstrip("\n") + "\n\n" + "\n\n".join(f"![{name}]({name})" for name in charts) + "\n"
     for name, content in {**charts, path.name: text}.items():
         _atomic_write(path.parent / name, content)
 
 
 def _atomic_write(target: Path, content: str) -> None:
+    """Write through a temporary file and rename; the file gets the mode `open()` would give it
+    (0644 under the usual umask 022), not mkstemp's private 0600."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(content)

@@ -1,9 +1,9 @@
-"""`--compare`: the same job at 100/200/400/800G on InfiniBand and RoCEv2, the GPU count at which
-each becomes the bottleneck, and a recommendation per cluster size reasoned from those numbers.
+"""InfiniBand against RoCEv2 for one job: the planned fabric's answer, the comparison, the gap
+by GPU count and congestion, and the recommendation by cluster size.
 
-What-if assumptions (also printed with the numbers): the servers keep their NIC ports per server
-and the leaves keep the plan's oversubscription (uplinks scale with the NIC speed); a job larger
-than the plan is assumed to see the same uplink share as the plan's multi-leaf jobs.
+Pure: works on `Job`, `ResolvedJob` and path factors (`Paths`); nothing reads a plan. The
+recommendation uses only deterministic quantities (the cost model, ftree and ideal balancing),
+never the random ECMP trials, so `--no-simulate` cannot change it.
 """
 
 from __future__ import annotations
@@ -11,173 +11,153 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from fabricgen.analyze.costmodel import Estimate, Job, Network, estimate
-from fabricgen.analyze.topology import Fabric
+from fabricgen.analyze.costmodel import Estimate, Job, estimate
+from fabricgen.analyze.job import ResolvedJob
 
 SPEEDS = (100, 200, 400, 800)
 TRANSPORTS = ("infiniband", "roce")
-TRANSPORT_TITLES = {"infiniband": "InfiniBand", "roce": "RoCEv2"}
-MAX_GPUS = 1 << 20
+TITLES = {"infiniband": "InfiniBand", "roce": "RoCEv2"}
 HEADROOM = 0.8
-"""A recommendation must fit the all-reduce into 80 % of the backward pass: bucketing, stragglers
-and the collisions the simulation shows eat into perfect overlap."""
+"""An all-reduce "fits" when it takes at most 80 % of the backward pass: bucketing, stragglers
+and imperfect overlap eat the rest."""
+UTILISATION_CEILING = 0.7
+LARGE_MODEL = 100e9
 BUCKETS = (("up to 128 GPUs", 128), ("128-512 GPUs", 512), ("512 GPUs and more", 2048))
-"""Each bucket is evaluated at its upper end (2,048 GPUs for the open one): the worst case of the bucket."""
+"""Guidance bands, each evaluated at its upper end (2,048 GPUs for the open one)."""
+GAP_GPUS = (64, 512, 4096, 32768)
+GAP_LOADS = (0.0, 0.5, 0.7)
 
 
 @dataclass(frozen=True, slots=True)
-class Scenario:
-    """The plan's job, its fabric facts, and how a what-if network is built from them."""
+class Paths:
+    """How the job's ring loads the planned fabric: `factor` >= 1 divides the bandwidth, `util`
+    is the busiest fabric link's demand at NIC line rate over its capacity."""
 
-    job: Job
-    nics_per_server: int
-    servers_per_leaf: int
-    multi_leaf_share: float
-    efficiency: dict[str, float]
-    latency_network_us: float
-    latency_nvlink_us: float
-    path_slowdown: dict[str, float]
-    """Per transport; applied once a job spans more than one leaf (from the ECMP/ftree simulation)."""
+    ftree: float
+    adaptive: float
+    ecmp: float | None
+    ecmp_p99: float | None
+    util_ftree: float
+    util_adaptive: float
+    util_ecmp: float | None
 
-    def network(self, transport: str, speed: int, servers: int) -> Network:
-        multi = servers > self.servers_per_leaf
-        return Network(
-            transport=transport,
-            line_gbps=speed * self.nics_per_server / self.job.gpus_per_server,
-            share=self.multi_leaf_share if multi else 1.0,
-            efficiency=self.efficiency[transport],
-            latency_network_us=self.latency_network_us,
-            latency_nvlink_us=self.latency_nvlink_us,
-            path_slowdown=self.path_slowdown.get(transport, 1.0) if multi else 1.0,
-        )
-
-    def step(self) -> int:
-        """GPU counts must be whole servers and whole model-parallel groups."""
-        gps, mp = self.job.gpus_per_server, self.job.model_parallel
-        return gps * mp // math.gcd(gps, mp)
-
-    def job_at(self, gpus: int) -> Job:
-        return replace(self.job, gpus=gpus, data_parallel=max(1, gpus // self.job.model_parallel))
-
-    def estimate_at(self, transport: str, speed: int, gpus: int) -> Estimate:
-        servers = -(-gpus // self.job.gpus_per_server)
-        return estimate(self.job_at(gpus), self.network(transport, speed, servers))
+    def factor(self, transport: str, balancing: str) -> float | None:
+        if transport == "infiniband":
+            return self.ftree
+        return self.adaptive if balancing == "adaptive" else self.ecmp
 
 
-def scenario(
-    job: Job, fabric: Fabric, efficiency: dict[str, float], latency_us: dict[str, float], path_slowdown: dict[str, float]
-) -> Scenario:
-    counts = fabric.server_leaf.tolist()
-    first_leaf = counts[0] if counts else 0
-    per_leaf = sum(1 for leaf in counts if leaf == first_leaf)
-    multi_share = float(fabric.leaf_share.min()) if len(fabric.leaves) > 1 else 1.0
-    return Scenario(
-        job,
-        int(fabric.server_nics[0]),
-        per_leaf,
-        multi_share,
-        efficiency,
-        latency_us["network"],
-        latency_us["nvlink"],
-        path_slowdown,
-    )
+def at(
+    rj: ResolvedJob, transport: str, line_gbps: float, factor: float, job: Job | None = None, congestion: float | None = None
+) -> Estimate:
+    return estimate(job or rj.job, rj.network(transport, line_gbps, factor, congestion))
 
 
-def first_gpus(sc: Scenario, transport: str, speed: int, predicate: str) -> int | None:
-    """Smallest GPU count at which `predicate` ("network-bound": all-reduce > forward+backward;
-    "exposed": all-reduce > backward) holds. Both are monotone in the GPU count (compute per GPU
-    falls, the all-reduce never gets shorter), so an exponential search plus bisection finds it."""
-
-    def holds(units: int) -> bool:
-        est = sc.estimate_at(transport, speed, units * sc.step())
-        return est.network_bound if predicate == "network-bound" else not est.hidden
-
-    limit = MAX_GPUS // sc.step()
-    hi = 1
-    while not holds(hi):
-        if hi >= limit:
-            return None
-        hi = min(hi * 2, limit)
-    lo = hi // 2
-    if lo >= 1 and holds(lo):
-        return lo * sc.step()
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if holds(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi * sc.step()
+def scaled(job: Job, gpus: int) -> Job:
+    """The same model and parallelism on `gpus` GPUs (data parallelism grows)."""
+    return replace(job, gpus=gpus, data_parallel=max(1, gpus // job.model_parallel))
 
 
-@dataclass(frozen=True, slots=True)
-class CompareRow:
-    transport: str
-    speed: int
-    estimate: Estimate
-    path_slowdown: float
-    network_bound_from: int | None
-    exposed_from: int | None
+def step(job: Job) -> int:
+    """GPU counts must be whole servers and whole model-parallel groups."""
+    gps, mp = job.gpus_per_server, job.model_parallel
+    return gps * mp // math.gcd(gps, mp)
 
 
-def compare(sc: Scenario) -> list[CompareRow]:
-    rows = []
-    for transport in TRANSPORTS:
-        for speed in SPEEDS:
-            rows.append(
-                CompareRow(
-                    transport,
-                    speed,
-                    sc.estimate_at(transport, speed, sc.job.gpus),
-                    sc.network(transport, speed, -(-sc.job.gpus // sc.job.gpus_per_server)).path_slowdown,
-                    first_gpus(sc, transport, speed, "network-bound"),
-                    first_gpus(sc, transport, speed, "exposed"),
-                )
-            )
-    return rows
+def sized(job: Job, target: int) -> Job:
+    unit = step(job)
+    return scaled(job, max(unit, target // unit * unit))
+
+
+def ib_share(ib: Estimate, roce: Estimate) -> float:
+    """RoCEv2 throughput as a fraction of InfiniBand's: the time ratio of the all-reduce."""
+    return ib.allreduce_s / roce.allreduce_s if roce.allreduce_s else 1.0
 
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:
     bucket: str
     gpus: int
-    transport: str
-    speed: int
+    choice: str
+    speed: int | None
+    deciding: str
     reasoning: str
 
 
-def recommend(sc: Scenario) -> list[Recommendation]:
-    """Per bucket: the slowest speed whose all-reduce fits in HEADROOM of the backward pass;
-    RoCEv2 before InfiniBand at the same speed (the cheaper, more common choice; stated as such)."""
-    result = []
-    for bucket, size in BUCKETS:
-        gpus = max(sc.step(), size // sc.step() * sc.step())
-        options = [(speed, transport, sc.estimate_at(transport, speed, gpus)) for speed in SPEEDS for transport in ("roce", "infiniband")]
-        base = options[0][2]
-        fits = [(s, t, e) for s, t, e in options if e.allreduce_s <= HEADROOM * e.backward_s]
-        budget = f"compute {base.compute_s:.3g} s/step, backward {base.backward_s:.3g} s, budget {HEADROOM:.0%} = {HEADROOM * base.backward_s:.3g} s"
-        if fits:
-            speed, transport, est = fits[0]
-            lower = [(s, t, e) for s, t, e in options if s < speed]
-            why_not = ""
-            if lower:
-                s_low, t_low, e_low = min(lower, key=lambda o: o[2].allreduce_s)
-                why_not = f"; {s_low}G needs {e_low.allreduce_s:.3g} s even on {TRANSPORT_TITLES[t_low]}"
-            other = next(e for s, t, e in options if s == speed and t != transport)
-            other_t = "infiniband" if transport == "roce" else "roce"
-            text = (
-                f"{budget}; {speed}G {TRANSPORT_TITLES[transport]} all-reduce {est.allreduce_s:.3g} s ({est.algorithm}) fits"
-                f"{why_not}; {TRANSPORT_TITLES[other_t]} at {speed}G: {other.allreduce_s:.3g} s"
-            )
-            roce = next(((s, e) for s, t, e in fits if t == "roce"), None)
-            if transport != "roce":
-                text += f"; cheapest RoCEv2 that fits: {roce[0]}G ({roce[1].allreduce_s:.3g} s)" if roce else "; no RoCEv2 speed fits"
-            result.append(Recommendation(bucket, gpus, transport, speed, text))
-        else:
-            speed, transport, est = min(options, key=lambda o: o[2].allreduce_s)
-            text = (
-                f"{budget}; nothing fits: fastest is {speed}G {TRANSPORT_TITLES[transport]} at {est.allreduce_s:.3g} s "
-                f"({'network-bound' if est.network_bound else 'partly exposed'}); cut gradient traffic (more tensor/pipeline parallelism, larger batch)"
-            )
-            result.append(Recommendation(bucket, gpus, transport, speed, text))
-    return result
+def slowest_fit(rj: ResolvedJob, job: Job, transport: str, paths: Paths) -> tuple[int | None, Estimate]:
+    """The slowest NIC speed whose all-reduce fits HEADROOM of the backward pass (well-tuned:
+    ftree on InfiniBand, adaptive routing on RoCEv2)."""
+    factor = paths.factor(transport, "adaptive") or 1.0
+    last = at(rj, transport, SPEEDS[-1], factor, job)
+    for speed in SPEEDS:
+        est = at(rj, transport, speed, factor, job)
+        if est.allreduce_s <= HEADROOM * est.backward_s:
+            return speed, est
+        last = est
+    return None, last
+
+
+def guidance(gpus: int, params: float) -> tuple[str, str]:
+    """(choice, deciding input) by the common guidance on cluster size and model size."""
+    if gpus <= 128:
+        return "roce", f"{gpus} GPUs <= 128: RoCEv2 is sufficient and cost-optimised"
+    if gpus <= 512:
+        return "either", f"{gpus} GPUs in 128-512: both viable, InfiniBand scales more predictably"
+    if params >= LARGE_MODEL:
+        return "infiniband", f"{gpus} GPUs >= 512 and {params / 1e9:.0f}B >= 100B params: InfiniBand for latency stability"
+    return "either", f"{gpus} GPUs >= 512 but {params / 1e9:.0f}B < 100B params: tuned RoCEv2 with adaptive routing or InfiniBand"
+
+
+def recommend_one(rj: ResolvedJob, bucket: str, job: Job, paths: Paths) -> Recommendation:
+    choice, deciding = guidance(job.gpus, job.params)
+    fits = {t: slowest_fit(rj, job, t, paths) for t in TRANSPORTS}
+    transport = "infiniband" if choice == "infiniband" else "roce"
+    speed, est = fits[transport]
+    share = ib_share(fits["infiniband"][1], at(rj, "roce", speed or SPEEDS[-1], paths.adaptive, job))
+    if speed is None:
+        reasoning = f"no speed fits: {SPEEDS[-1]}G needs {est.allreduce_s:.2g} s of a {est.backward_s:.2g} s backward pass; cut gradient traffic (TP/PP, larger batch)"
+    else:
+        reasoning = f"{speed}G: all-reduce {est.allreduce_s:.2g} s <= 80% of backward {est.backward_s:.2g} s"
+    reasoning += f"; RoCEv2 (adaptive) at {share:.0%} of InfiniBand throughput"
+    label = {"roce": "RoCEv2", "infiniband": "InfiniBand", "either": "RoCEv2 or InfiniBand"}[choice]
+    return Recommendation(bucket, job.gpus, label, speed, deciding, reasoning)
+
+
+def recommend(rj: ResolvedJob, paths: Paths) -> list[Recommendation]:
+    """This job first, then each guidance band at its upper end."""
+    rows = [recommend_one(rj, "this job", rj.job, paths)]
+    rows += [recommend_one(rj, bucket, sized(rj.job, size), paths) for bucket, size in BUCKETS]
+    return rows
+
+
+def gap_table(rj: ResolvedJob, line_gbps: float, paths: Paths) -> list[tuple[int, list[float]]]:
+    """RoCEv2 (adaptive) throughput as a fraction of InfiniBand's, by GPU count and fabric load:
+    where the tail of each network step (order statistics over the participants) moves it."""
+    rows = []
+    for target in GAP_GPUS:
+        job = sized(rj.job, target)
+        cells = []
+        for load in GAP_LOADS:
+            ib = at(rj, "infiniband", line_gbps, paths.ftree, job, load)
+            roce = at(rj, "roce", line_gbps, paths.adaptive, job, load)
+            cells.append(ib_share(ib, roce))
+        rows.append((job.gpus, cells))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedRow:
+    speed: int
+    infiniband: Estimate
+    roce_adaptive: Estimate
+    roce_ecmp: Estimate | None
+
+
+def speed_rows(rj: ResolvedJob, paths: Paths) -> list[SpeedRow]:
+    """The job at 100-800G NICs (the servers keep their NIC ports, the fabric its shape)."""
+    rows = []
+    for speed in SPEEDS:
+        line = speed * rj.placement.nics_per_gpu
+        ecmp = at(rj, "roce", line, paths.ecmp) if paths.ecmp is not None else None
+        rows.append(SpeedRow(speed, at(rj, "infiniband", line, paths.ftree), at(rj, "roce", line, paths.adaptive), ecmp))
+    return rows

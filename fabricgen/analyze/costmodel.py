@@ -1,27 +1,38 @@
-"""Analytical cost model: gradient all-reduce time against compute time for one training step.
+"""Analytical cost model of the gradient all-reduce as NCCL runs it, against the compute of a step.
 
-Pure functions over two small records: the training `Job` and the `Network` a GPU of that job
-gets from the plan. The formulas are the textbook alpha-beta models (docs/analyze.md lists each
-one with its source) so a reviewer can redo any number by hand:
+Pure functions over small typed records (`Job`, `Network`); nothing here reads a plan, so the
+plan-reading adapter (`planview`) can change without touching the formulas. docs/analyze.md gives
+the source of every formula and default; a reviewer can redo any number by hand:
 
-- ring all-reduce over n ranks: 2(n-1)/n * S / B + 2(n-1) * alpha
-- hierarchical: reduce-scatter inside the server over NVLink, a ring all-reduce of the 1/g
-  shard between servers over the fabric (every GPU on its own NIC, in parallel), all-gather back
-- compute: 6 * params * tokens / (GPUs * peak * MFU), one third forward, two thirds backward
+- ring (NCCL's ring: a channel per NIC, so a server's NICs work together):
+  2(n-1)/n * S / busbw + per bucket 2(n-1) step latencies; busbw = NVLink per GPU inside a
+  server, min(NVLink, local GPUs of the group x network per GPU) once the ring leaves it
+- tree (NCCL's double binary tree): 2 * S / busbw + per bucket 2((l-1) intra + log2(s) inter)
+- SHARP (in-network reduction, InfiniBand only, an option): reduce-scatter and all-gather over
+  NVLink, each GPU's 1/l shard sent to the switch and received once: S/(l*B_net)
+- a network step waits for its slowest participant: the expected maximum of P exponential
+  jitters is jitter * H_P (order statistics), added to the step's base latency
 
 All times are seconds, bandwidths bytes/s unless a name says otherwise.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # Documented defaults (docs/analyze.md gives the source of each).
-DEFAULT_EFFICIENCY = {"infiniband": 0.92, "roce": 0.83}
+DEFAULT_EFFICIENCY = {"infiniband": 0.94, "roce": 0.90}
+DEFAULT_JITTER_US = {"infiniband": 0.5, "roce": 2.0}
 DEFAULT_LATENCY_NETWORK_US = 9.6
 DEFAULT_LATENCY_NVLINK_US = 3.4
+DEFAULT_CHANNELS_PER_NIC = 2
+DEFAULT_QPS_PER_CONNECTION = 1
+OPTIMIZER_BYTES_PER_PARAM = 12
+"""fp32 master weights, Adam m and v (ZeRO paper's K = 12), besides bf16 weights and gradients."""
 FORWARD_SHARE = 1.0 / 3.0
 """Forward pass share of the 6*N*D FLOPs (2*N*D forward, 4*N*D backward)."""
+EULER_GAMMA = 0.5772156649015329
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +51,9 @@ class Job:
     tokens_per_step: float
     peak_tflops: float
     mfu: float
+    gpu_memory_gb: float = 80.0
+    bucket_mb: float = 25.0
+    optimizer_sharding: bool = True
 
     @property
     def model_parallel(self) -> int:
@@ -63,31 +77,103 @@ class Job:
         """Servers one data-parallel group spans."""
         return max(1, -(-self.data_parallel // self.dp_local))
 
+    @property
+    def dp_groups(self) -> int:
+        """Data-parallel groups all-reducing at the same time (one per model-parallel rank)."""
+        return max(1, self.gpus // max(self.data_parallel, 1))
+
+    @property
+    def buckets(self) -> int:
+        """All-reduce calls per step: gradients go out in buckets (PyTorch DDP `bucket_cap_mb`),
+        and every call pays the algorithm's latency."""
+        return max(1, math.ceil(self.gradient_bytes / (self.bucket_mb * 1e6)))
+
+    @property
+    def memory_bytes_per_gpu(self) -> float:
+        """Weights and gradients of the GPU's shard plus Adam state (sharded over DP when the
+        optimizer is distributed, as ZeRO-1 / Megatron's distributed optimizer do).
+        Activations are not counted, so this is a lower bound."""
+        shard = self.params / self.model_parallel
+        state = shard * OPTIMIZER_BYTES_PER_PARAM
+        if self.optimizer_sharding:
+            state /= max(self.data_parallel, 1)
+        return shard * (2 + self.bytes_per_gradient) + state
+
 
 @dataclass(frozen=True, slots=True)
 class Network:
-    """What the fabric gives one GPU. `line_gbps`: NIC line rate per GPU (the server's NIC ports
-    times their speed, divided by its GPUs); `share`: the leaf's uplink share under its
-    oversubscription (min(1, uplink/downlink), 1 when the job stays on one leaf);
-    `efficiency`: fraction of line rate a large collective achieves (transport, protocol)."""
+    """What the fabric gives one GPU. `line_gbps`: NIC line rate per GPU; `efficiency`: the one
+    fraction of line rate a large all-reduce achieves on this transport (calibrated against
+    published nccl-tests runs, docs/analyze.md); `path_factor` >= 1 divides the bandwidth: the
+    most loaded fabric link under the routing (ECMP, ftree, adaptive) against its capacity."""
 
     transport: str
     line_gbps: float
-    share: float
     efficiency: float
+    path_factor: float = 1.0
     latency_network_us: float = DEFAULT_LATENCY_NETWORK_US
     latency_nvlink_us: float = DEFAULT_LATENCY_NVLINK_US
-    path_slowdown: float = 1.0
-    """Divides the bandwidth: collisions of flows on fabric links (from the ECMP simulation)."""
+    jitter_us: float = 0.0
+    congestion: float = 0.0
+    """Utilisation of the fabric by other traffic, 0..0.95: queueing stretches the jitter by 1/(1-load)."""
+    sharp: bool = False
 
     @property
     def gpu_gbps(self) -> float:
         """Effective per-GPU network bandwidth in Gbit/s."""
-        return self.line_gbps * self.share * self.efficiency / self.path_slowdown
+        return self.line_gbps * self.efficiency / max(self.path_factor, 1.0)
 
     @property
     def gpu_bytes_per_s(self) -> float:
         return self.gpu_gbps * 1e9 / 8
+
+
+def harmonic(n: int) -> float:
+    """H_n = 1 + 1/2 + ... + 1/n: the expected maximum of n unit-mean exponentials.
+
+    >>> harmonic(1), round(harmonic(4), 4)
+    (1.0, 2.0833)
+    >>> abs(harmonic(10**6) - (math.log(10**6) + EULER_GAMMA)) < 1e-6
+    True
+    """
+    if n <= 0:
+        return 0.0
+    if n <= 1000:
+        return math.fsum(1.0 / k for k in range(1, n + 1))
+    return math.log(n) + EULER_GAMMA + 1 / (2 * n) - 1 / (12 * n * n)
+
+
+def step_latency_s(base_us: float, jitter_us: float, participants: int, congestion: float = 0.0) -> float:
+    """Expected duration of a network step that waits for its slowest of `participants` hops:
+    base + E[max of P exponential jitters] = base + jitter / (1 - load) * H_P.
+
+    >>> round(step_latency_s(10.0, 1.0, 1) * 1e6, 6)
+    11.0
+    """
+    stretch = 1.0 / (1.0 - min(max(congestion, 0.0), 0.95))
+    return (base_us + jitter_us * stretch * harmonic(participants)) * 1e-6
+
+
+def ring_allreduce_s(size_bytes: float, ranks: int, bytes_per_s: float, alpha_s: float) -> float:
+    """Ring all-reduce (reduce-scatter + all-gather): 2(n-1)/n * S / B + 2(n-1) * alpha.
+
+    >>> ring_allreduce_s(1e9, 4, 1e9, 0.0)
+    1.5
+    """
+    if ranks <= 1 or size_bytes <= 0:
+        return 0.0
+    if bytes_per_s <= 0:
+        return math.inf
+    return 2 * (ranks - 1) / ranks * size_bytes / bytes_per_s + 2 * (ranks - 1) * alpha_s
+
+
+def bus_bytes_per_s(job: Job, network: Network) -> float:
+    """NCCL's bus bandwidth for the job's data-parallel group: NVLink per GPU inside one server;
+    across servers the ring's channels use every NIC of the group's local GPUs at once."""
+    nvlink = job.nvlink_gbytes_per_s * 1e9
+    if job.dp_servers <= 1:
+        return nvlink
+    return min(nvlink, job.dp_local * network.gpu_bytes_per_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +181,10 @@ class Estimate:
     """The model's answer for one job on one network."""
 
     gradient_bytes: float
+    busbw_bytes_per_s: float
     ring_s: float
-    hierarchical_s: float
+    tree_s: float
+    sharp_s: float
     compute_s: float
     forward_s: float
     backward_s: float
@@ -105,22 +193,25 @@ class Estimate:
     gpu_gbps: float
 
     @property
+    def times(self) -> dict[str, float]:
+        found = {"ring": self.ring_s, "tree": self.tree_s}
+        if math.isfinite(self.sharp_s):
+            found["sharp"] = self.sharp_s
+        return found
+
+    @property
     def allreduce_s(self) -> float:
-        """The faster algorithm, as NCCL's tuner would pick it."""
-        return min(self.ring_s, self.hierarchical_s)
+        """The fastest algorithm, as NCCL's tuner picks it."""
+        return min(self.times.values())
 
     @property
     def algorithm(self) -> str:
-        return "ring" if self.ring_s <= self.hierarchical_s else "hierarchical"
+        return min(self.times.items(), key=lambda item: (item[1], item[0]))[0]
 
     @property
-    def ratio(self) -> float:
-        """Communication / computation."""
-        return self.allreduce_s / self.compute_s if self.compute_s else float("inf")
-
-    @property
-    def step_no_overlap_s(self) -> float:
-        return self.compute_s + self.allreduce_s
+    def headroom(self) -> float:
+        """How many times the all-reduce fits under the backward pass (>= 1: hidden)."""
+        return self.backward_s / self.allreduce_s if self.allreduce_s else math.inf
 
     @property
     def exposed_overlap_s(self) -> float:
@@ -132,22 +223,13 @@ class Estimate:
         return self.compute_s + self.exposed_overlap_s
 
     @property
-    def busy_no_overlap(self) -> float:
-        """Fraction of the step the GPUs compute."""
-        return self.compute_s / self.step_no_overlap_s if self.step_no_overlap_s else 1.0
-
-    @property
     def busy_overlap(self) -> float:
+        """Fraction of the step the GPUs compute."""
         return self.compute_s / self.step_overlap_s if self.step_overlap_s else 1.0
 
     @property
-    def ratio_overlap(self) -> float:
-        """Exposed communication / computation with overlap."""
-        return self.exposed_overlap_s / self.compute_s if self.compute_s else float("inf")
-
-    @property
     def network_bound(self) -> bool:
-        """The issue's verdict: the all-reduce takes longer than forward + backward."""
+        """The all-reduce takes longer than forward + backward."""
         return self.allreduce_s > self.compute_s
 
     @property
@@ -159,41 +241,50 @@ class Estimate:
     def verdict(self) -> str:
         if self.network_bound:
             return "network-bound"
-        return "compute-bound" if self.hidden else "compute-bound, communication partly exposed"
+        return "compute-bound" if self.hidden else "compute-bound, all-reduce partly exposed"
 
 
-def ring_allreduce_s(size_bytes: float, ranks: int, bytes_per_s: float, alpha_s: float) -> float:
-    """Ring all-reduce (reduce-scatter + all-gather): 2(n-1)/n * S / B + 2(n-1) * alpha."""
-    if ranks <= 1 or size_bytes <= 0:
+def _latencies(job: Job, network: Network) -> tuple[float, float, int]:
+    """(NVLink step, network step, network participants): a network step of the job waits for
+    every data-parallel group's hop between servers."""
+    participants = job.dp_servers * job.dp_groups
+    net = step_latency_s(network.latency_network_us, network.jitter_us, participants, network.congestion)
+    return network.latency_nvlink_us * 1e-6, net, participants
+
+
+def ring_s(job: Job, network: Network) -> float:
+    """NCCL ring: bandwidth term at bus bandwidth; per bucket 2(n-1) steps, 2(s-1) of them between servers."""
+    n, servers = job.data_parallel, job.dp_servers
+    if n <= 1:
         return 0.0
-    if bytes_per_s <= 0:
-        return float("inf")
-    return 2 * (ranks - 1) / ranks * size_bytes / bytes_per_s + 2 * (ranks - 1) * alpha_s
+    nvl, net, _ = _latencies(job, network)
+    inter = 2 * (servers - 1)
+    per_call = (2 * (n - 1) - inter) * nvl + inter * net
+    return 2 * (n - 1) / n * job.gradient_bytes / bus_bytes_per_s(job, network) + job.buckets * per_call
 
 
-def ring_phase_s(size_bytes: float, ranks: int, bytes_per_s: float, alpha_s: float) -> float:
-    """One ring reduce-scatter or all-gather: (n-1)/n * S / B + (n-1) * alpha."""
-    if ranks <= 1 or size_bytes <= 0:
+def tree_s(job: Job, network: Network) -> float:
+    """NCCL double binary tree: algorithm bandwidth half the bus bandwidth (NCCL's tuning model);
+    per bucket 2((l-1) NVLink + log2(s) network) steps."""
+    if job.data_parallel <= 1:
         return 0.0
-    if bytes_per_s <= 0:
-        return float("inf")
-    return (ranks - 1) / ranks * size_bytes / bytes_per_s + (ranks - 1) * alpha_s
+    nvl, net, _ = _latencies(job, network)
+    depth = math.ceil(math.log2(job.dp_servers)) if job.dp_servers > 1 else 0
+    per_call = 2 * ((job.dp_local - 1) * nvl + depth * net)
+    return 2 * job.gradient_bytes / bus_bytes_per_s(job, network) + job.buckets * per_call
 
 
-def hierarchical_allreduce_s(
-    size_bytes: float,
-    local: int,
-    servers: int,
-    nvlink_bytes_per_s: float,
-    net_bytes_per_s: float,
-    alpha_nvlink_s: float,
-    alpha_net_s: float,
-) -> float:
-    """Reduce-scatter over NVLink among `local` GPUs, ring all-reduce of each 1/local shard
-    among `servers` (the local GPUs do this in parallel, each on its own NIC), all-gather back."""
-    intra = ring_phase_s(size_bytes, local, nvlink_bytes_per_s, alpha_nvlink_s)
-    inter = ring_allreduce_s(size_bytes / local, servers, net_bytes_per_s, alpha_net_s)
-    return 2 * intra + inter
+def sharp_s(job: Job, network: Network) -> float:
+    """In-network reduction (SHARP) between servers, NVLink inside: inf when not enabled or not
+    useful (InfiniBand only; one server has nothing to reduce in the network)."""
+    if not network.sharp or network.transport != "infiniband" or job.dp_servers <= 1:
+        return math.inf
+    local = job.dp_local
+    nvl, net, _ = _latencies(job, network)
+    nvlink = job.nvlink_gbytes_per_s * 1e9
+    intra = 2 * (local - 1) / local * job.gradient_bytes / nvlink
+    inter = job.gradient_bytes / local / network.gpu_bytes_per_s
+    return intra + inter + job.buckets * (2 * (local - 1) * nvl + 2 * net)
 
 
 def compute_s(job: Job) -> float:
@@ -202,17 +293,34 @@ def compute_s(job: Job) -> float:
 
 
 def estimate(job: Job, network: Network) -> Estimate:
-    """All-reduce and compute time of one step of `job` on `network`."""
-    size = job.gradient_bytes
-    nvlink = job.nvlink_gbytes_per_s * 1e9
-    net = network.gpu_bytes_per_s
-    alpha_net = network.latency_network_us * 1e-6
-    alpha_nvl = network.latency_nvlink_us * 1e-6
-    local, servers = job.dp_local, job.dp_servers
-    # A flat ring over every data-parallel rank runs at its slowest hop: the NIC once it leaves the server.
-    flat_bw, flat_alpha = (net, alpha_net) if servers > 1 else (nvlink, alpha_nvl)
-    ring = ring_allreduce_s(size, job.data_parallel, flat_bw, flat_alpha)
-    hier = hierarchical_allreduce_s(size, local, servers, nvlink, net, alpha_nvl, alpha_net)
+    """All-reduce (ring, tree, SHARP) and compute time of one step of `job` on `network`."""
     total = compute_s(job)
     forward = total * FORWARD_SHARE
-    return Estimate(size, ring, hier, total, forward, total - forward, local, servers, network.gpu_gbps)
+    return Estimate(
+        gradient_bytes=job.gradient_bytes,
+        busbw_bytes_per_s=bus_bytes_per_s(job, network),
+        ring_s=ring_s(job, network),
+        tree_s=tree_s(job, network),
+        sharp_s=sharp_s(job, network),
+        compute_s=total,
+        forward_s=forward,
+        backward_s=total - forward,
+        dp_local=job.dp_local,
+        dp_servers=job.dp_servers,
+        gpu_gbps=network.gpu_gbps,
+    )
+
+
+def predicted_busbw_gbytes(
+    servers: int, gpus_per_server: int, nics_per_server: int, nic_gbps: float, efficiency: float, nvlink_gbytes: float
+) -> float:
+    """nccl-tests `all_reduce_perf` bus bandwidth (GB/s) for a large message on `servers` x
+    `gpus_per_server` GPUs, ring algorithm: min(NVLink per GPU, the server's NICs x efficiency).
+    This is what the calibration table in docs/analyze.md compares against measurements.
+
+    >>> predicted_busbw_gbytes(2, 8, 8, 400, 0.94, 450)
+    376.0
+    """
+    if servers <= 1:
+        return nvlink_gbytes
+    return min(nvlink_gbytes, nics_per_server * nic_gbps * efficiency / 8)

@@ -1,9 +1,9 @@
-"""Training jobs: from the inventory's `jobs:` section and/or command-line flags to a `Job` and
-the `Network` the plan gives it.
+"""Training jobs: from the `jobs:` settings and/or command-line flags to a `Job`, its placement,
+and the per-transport `Network` the plan gives it.
 
 Defaults come from the schema (one source of truth, as for the rest of the inventory); the few
-that depend on the plan (GPUs, GPUs per server, data-parallel degree) are filled in here. Bad
-combinations are reported like any other inventory problem: every one at once, with its place.
+that depend on the plan (GPUs, GPUs per server, tensor and data parallelism) are filled in here.
+Bad combinations are reported like any other inventory problem: every one at once, with its place.
 """
 
 from __future__ import annotations
@@ -30,38 +30,71 @@ FLAGS = {
     "tokens_per_step": "--tokens-per-step",
     "peak_tflops": "--peak-tflops",
     "mfu": "--mfu",
+    "gpu_memory_gb": "--gpu-memory-gb",
+    "bucket_mb": "--bucket-mb",
+    "congestion": "--congestion",
+    "roce_load_balancing": "--roce-load-balancing",
     "efficiency.infiniband": "--efficiency-infiniband",
     "efficiency.roce": "--efficiency-roce",
     "latency_us.network": "--latency-network-us",
     "latency_us.nvlink": "--latency-nvlink-us",
+    "jitter_us.infiniband": "--jitter-infiniband-us",
+    "jitter_us.roce": "--jitter-roce-us",
+    "nccl.channels_per_nic": "--channels-per-nic",
+    "nccl.qps_per_connection": "--qps-per-connection",
+    "nccl.sharp": "--sharp",
+    "nccl.pxn": "--pxn",
 }
 
 
 @dataclass(frozen=True, slots=True)
 class ResolvedJob:
-    """A job with everything it runs on: the placement, the network, and the raw settings used."""
+    """A job with everything it runs on: the placement and the transport settings."""
 
     job: Job
-    network: Network
     placement: Placement
-    settings: dict[str, Any]
     efficiency: dict[str, float]
     latency_us: dict[str, float]
+    jitter_us: dict[str, float]
+    channels_per_nic: int
+    qps_per_connection: int
+    sharp: bool
+    pxn: bool
+    congestion: float
+    roce_load_balancing: str
+
+    @property
+    def flows_per_nic(self) -> int:
+        """ECMP sees one flow per queue pair: channels per NIC x queue pairs per connection."""
+        return self.channels_per_nic * self.qps_per_connection
+
+    def network(self, transport: str, line_gbps: float, path_factor: float = 1.0, congestion: float | None = None) -> Network:
+        return Network(
+            transport=transport,
+            line_gbps=line_gbps,
+            efficiency=self.efficiency[transport],
+            path_factor=path_factor,
+            latency_network_us=self.latency_us["network"],
+            latency_nvlink_us=self.latency_us["nvlink"],
+            jitter_us=self.jitter_us[transport],
+            congestion=self.congestion if congestion is None else congestion,
+            sharp=self.sharp,
+        )
 
 
-def job_settings(doc: dict[str, Any], overrides: dict[str, Any], only: str | None) -> list[tuple[str, dict[str, Any], set[str]]]:
+def job_settings(jobs_section: dict[str, Any], overrides: dict[str, Any], only: str | None) -> list[tuple[str, dict[str, Any], set[str]]]:
     """(name, settings with schema defaults, keys given on the command line) per job.
 
     Inventory jobs, sorted by name (or just `only`); one job called `cli` when there are none.
     Flags override every selected job's settings."""
-    jobs: dict[str, Any] = dict(doc.get("jobs") or {})
+    jobs: dict[str, Any] = dict(jobs_section)
     if only is not None:
         jobs = {only: jobs[only]} if only in jobs else {}
     if not jobs:
         jobs = {only or "cli": {}}
     result = []
     for name in sorted(jobs):
-        raw = _merge(jobs[name], overrides)
+        raw = _merge(jobs[name] or {}, overrides)
         settings = apply_defaults({"jobs": {name: raw}})["jobs"][name]
         result.append((name, settings, set(overrides)))
     return result
@@ -78,20 +111,9 @@ def _merge(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fabric, source: SourceMap | None) -> ResolvedJob:
-    """Fill plan-derived defaults, check the combination, place the job; FabricError otherwise."""
-    problems: list[Diagnostic] = []
-
-    def problem(key: str, message: str) -> None:
-        if key in from_cli or source is None:
-            problems.append(Diagnostic(message, FLAGS.get(key, key)))
-        else:
-            problems.append(source.diagnostic(("jobs", name, *key.split(".")), message))
-
-    first_nics = int(fabric.server_nics[0])
-    gps = int(settings.get("gpus_per_server") or first_nics)
-    gpus = int(settings.get("gpus") or len(fabric.server_leaf) * gps)
-    tp, pp = int(settings["tensor_parallel"]), int(settings["pipeline_parallel"])
+def _parallelism(settings: dict[str, Any], gpus: int, gps: int, problem: Any) -> tuple[int, int, int]:
+    tp = int(settings.get("tensor_parallel") or min(gps, gpus))
+    pp = int(settings["pipeline_parallel"])
     dp = settings.get("data_parallel")
     if dp is None:
         if gpus % (tp * pp):
@@ -102,16 +124,28 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
             "data_parallel",
             f"data_parallel {dp} x tensor_parallel {tp} x pipeline_parallel {pp} = {dp * tp * pp}, but the job has {gpus} GPUs",
         )
+    return int(dp), tp, pp
+
+
+def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fabric, source: SourceMap | None) -> ResolvedJob:
+    """Fill plan-derived defaults, check the combination, place the job; FabricError otherwise."""
+    problems: list[Diagnostic] = []
+
+    def problem(key: str, message: str) -> None:
+        if key in from_cli or source is None:
+            problems.append(Diagnostic(message, FLAGS.get(key, key)))
+        else:
+            problems.append(source.diagnostic(("jobs", name, *key.split(".")), message))
+
+    gps = int(settings.get("gpus_per_server") or int(fabric.server_nics[0]))
+    gpus = int(settings.get("gpus") or fabric.servers * gps)
+    dp, tp, pp = _parallelism(settings, gpus, gps, problem)
     try:
         params = parse_count(str(settings["params"]))
         tokens = parse_count(str(settings["tokens_per_step"]))
     except ValueError as exc:
         problem("params", str(exc))
         params = tokens = 1.0
-    if params <= 0:
-        problem("params", "must be more than 0")
-    if tokens <= 0:
-        problem("tokens_per_step", "must be more than 0")
     placement = None
     try:
         placement = place(fabric, gpus, gps)
@@ -126,24 +160,30 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
         gpus=gpus,
         gpus_per_server=gps,
         nvlink_gbytes_per_s=float(settings["nvlink_gbytes_per_s"]),
-        data_parallel=int(dp),
+        data_parallel=dp,
         tensor_parallel=tp,
         pipeline_parallel=pp,
         tokens_per_step=tokens,
         peak_tflops=float(settings["peak_tflops"]),
         mfu=float(settings["mfu"]),
+        gpu_memory_gb=float(settings["gpu_memory_gb"]),
+        bucket_mb=float(settings["bucket_mb"]),
+        optimizer_sharding=bool(settings["optimizer_sharding"]),
     )
-    efficiency = {k: float(v) for k, v in sorted(settings["efficiency"].items())}
-    latency = {k: float(v) for k, v in sorted(settings["latency_us"].items())}
-    network = Network(
-        transport=fabric.transport,
-        line_gbps=placement.line_gbps,
-        share=placement.share,
-        efficiency=efficiency[fabric.transport],
-        latency_network_us=latency["network"],
-        latency_nvlink_us=latency["nvlink"],
+    nccl = settings["nccl"]
+    return ResolvedJob(
+        job=job,
+        placement=placement,
+        efficiency={k: float(v) for k, v in sorted(settings["efficiency"].items())},
+        latency_us={k: float(v) for k, v in sorted(settings["latency_us"].items())},
+        jitter_us={k: float(v) for k, v in sorted(settings["jitter_us"].items())},
+        channels_per_nic=int(nccl["channels_per_nic"]),
+        qps_per_connection=int(nccl["qps_per_connection"]),
+        sharp=bool(nccl["sharp"]),
+        pxn=bool(nccl["pxn"]),
+        congestion=float(settings["congestion"]),
+        roce_load_balancing=str(settings["roce_load_balancing"]),
     )
-    return ResolvedJob(job, network, placement, settings, efficiency, latency)
 
 
 def resolve_all(settings: list[tuple[str, dict[str, Any], set[str]]], fabric: Fabric, source: SourceMap | None) -> list[ResolvedJob]:
