@@ -156,9 +156,9 @@ class Device:
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
     as_path_multipath_relax: bool = False
     maximum_routes: int = 0
-    """Routes each BGP neighbor may send: twice what the whole fabric originates (every loopback and
-    server prefix), so growth within the pools fits and a leak still trips it. EOS's default
-    (12,000) is below what a large fabric's /31s need. 0 on InfiniBand."""
+    """Routes each BGP neighbor may send: the most the fabric can originate within its pools (a /32
+    per loopback address, a /31 per two server addresses), so growth fits and a leak still trips
+    it. EOS's default (12,000) is below what a large fabric's /31s need. 0 on InfiniBand."""
     """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
     three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
     multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""

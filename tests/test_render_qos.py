@@ -73,7 +73,9 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
         f"max-mark-probability {roce.ecn_probability} weight 0"
     )
     assert (ecn in data_queue) == roce.ecn_enabled
-    assert not any(line.startswith("random-detect") for line in data_queue - {ecn})
+    # Besides the thresholds only the ECN mark counter (tests/test_render_semantics.py).
+    assert not any(line.startswith("random-detect") for line in data_queue - {ecn, "random-detect ecn count"})
+    assert ("random-detect ecn count" in data_queue) == roce.ecn_enabled
     assert f"bandwidth percent {roce.bandwidth_percent}" in data_queue
     assert "priority strict" in _lines(_child(profile, f"{keyword} {cnp}"))
     for interface in device.interfaces:

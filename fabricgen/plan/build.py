@@ -15,6 +15,7 @@ cable it has: the cost is linear in the size of the fabric.
 from __future__ import annotations
 
 import gc
+from ipaddress import ip_network
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -111,7 +112,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
     relaxing = relaxing_devices(devices) if routed else frozenset()
-    limit = 2 * _fabric_routes(devices) if routed else 0
+    limit = _route_limit(addressing) if routed else 0
     devices = tuple(replace(d, as_path_multipath_relax=d.name in relaxing, maximum_routes=limit) for d in devices)
     overrides = doc["cabling"].get("overrides", [])
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
@@ -164,10 +165,15 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     )
 
 
-def _fabric_routes(devices: Sequence[Device]) -> int:
-    """Prefixes the fabric originates into BGP: one loopback per switch, one per routed server port
-    (p2p /31s) or per server VLAN (subnet mode). One pass over the interfaces."""
-    return len(devices) + sum(1 for d in devices for i in d.interfaces if i.role in ("server", "svi"))
+def _route_limit(addressing: Mapping[str, Any]) -> int:
+    """Routes a BGP neighbor may send: the most prefixes the fabric can originate within its pools
+    (a /32 per loopback address, a /31 per two server addresses). Sized from the pools, not from
+    today's device count, so adding a leaf or a server changes no existing config.
+
+    >>> _route_limit({"loopbacks": "10.0.0.0/22", "servers": "10.2.0.0/16"})
+    33792
+    """
+    return sum(ip_network(addressing[key]).num_addresses // per for key, per in (("loopbacks", 1), ("servers", 2)) if addressing.get(key))
 
 
 def _host_mtu(tiers: Tiers, leaf_spine: Wiring, spine_superspine: Wiring, mtu: Mapping[str, int]) -> int:
