@@ -15,10 +15,10 @@ cable it has: the cost is linear in the size of the fabric.
 from __future__ import annotations
 
 import gc
-from ipaddress import ip_network
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from ipaddress import ip_network
 from typing import Any
 
 from fabricgen.allocate import Layout, PoolTally
