@@ -155,6 +155,9 @@ class Device:
     queue_keyword: str = ""
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
     as_path_multipath_relax: bool = False
+    aggregates: tuple[str, ...] = ()
+    """Prefixes advertised as one summary-only aggregate (a leaf's server block with
+    `bgp.aggregate_server_prefixes`); their more-specific routes are suppressed."""
     maximum_routes: int = 0
     """Routes each BGP neighbor may send: the most the fabric can originate within its pools (a /32
     per loopback address, a /31 per two server addresses), so growth fits and a leak still trips

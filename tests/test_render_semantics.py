@@ -7,6 +7,7 @@ here (EOS default DSCP map, platform MTU maxima) or from an independent calculat
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import re
 from pathlib import Path
@@ -236,3 +237,42 @@ def test_eos_counts_ecn_marks_and_samples_roce_ports_every_two_seconds() -> None
         for interface in device.interfaces:
             if interface.roce:
                 assert "load-interval 2" in _lines(config, f"interface {interface.name}"), interface.name
+
+
+@pytest.mark.parametrize("platform", ["eos", "nxos"])
+def test_one_aggregate_per_leaf_covers_its_servers(tmp_path: Path, platform: str) -> None:
+    """`bgp.aggregate_server_prefixes`: each leaf prints one `aggregate-address … summary-only` under
+    its BGP process covering every server address behind it (and no other leaf's); spines none."""
+    from tests.fabrics import fabric, write
+
+    models = {"eos": ("arista-7060dx5-64s", "arista-7060dx5-64s"), "nxos": ("cisco-n9k-9364d-gx2a", "cisco-n9k-9332d-gx2b")}[platform]
+    doc = fabric(
+        leaves={"model": models[0], "platform": platform},
+        spines={"model": models[1], "platform": platform},
+        bgp={"aggregate_server_prefixes": True},
+    )
+    plan = load_and_plan(write(tmp_path, doc)).plan
+    files = render_files(plan, RenderContext())
+    servers_of: dict[str, list[str]] = {}
+    for server in plan.servers:
+        for nic in server.nics:
+            servers_of.setdefault(nic.leaf, []).append(nic.address)
+    aggregates = {}
+    for device in plan.devices:
+        config = get_hconfig(HIER[platform], files[f"configs/{device.name}.cfg"])
+        bgp = config.get_child(equals=f"router bgp {device.asn}")
+        assert bgp is not None
+        found = [
+            c.text.split()[1] for c in bgp.all_children() if c.text.startswith("aggregate-address ") and c.text.endswith(" summary-only")
+        ]
+        if device.role == "leaf":
+            assert len(found) == 1, device.name
+            block = ipaddress.ip_network(found[0])
+            assert all(ipaddress.ip_address(a) in block for a in servers_of[device.name])
+            aggregates[device.name] = block
+        else:
+            assert found == [], device.name
+    blocks = list(aggregates.values())
+    assert not any(a.overlaps(b) for i, a in enumerate(blocks) for b in blocks[i + 1 :])
+    default = load_and_plan(write(tmp_path, fabric(), "plain.yml")).plan
+    assert "aggregate-address" not in "".join(render_files(default, RenderContext()).values())

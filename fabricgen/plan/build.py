@@ -76,6 +76,8 @@ class _Fabric:
     """`bgp.maximum_paths`; 0: each device's own uplink count."""
     servers_per_leaf: int
     infiniband: InfinibandSwitch | None
+    aggregate_server_prefixes: bool = False
+    """`bgp.aggregate_server_prefixes`: each leaf summarises its server block."""
 
 
 def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
@@ -109,6 +111,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         doc["bgp"].get("maximum_paths") or 0,
         attachment.per_leaf,
         InfinibandSwitch(doc["guid_prefix"]) if not routed else None,
+        bool(doc["bgp"].get("aggregate_server_prefixes")),
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
     relaxing = relaxing_devices(devices) if routed else frozenset()
@@ -280,9 +283,13 @@ def _devices(
         down_gbps = fabric.servers_per_leaf * side.nics_per_server * speeds.server
         oversubscription.append(Oversubscription(leaf.name, down_gbps, up_count * speeds.uplink))
         loopback = fabric.addresses[leaf.name].loopback
-        devices.append(
-            _assemble(fabric, leaf, up_count, (*ends.interfaces, *side.interfaces), ends.neighbors, [f"{loopback}/32", *side.advertised])
+        device = _assemble(
+            fabric, leaf, up_count, (*ends.interfaces, *side.interfaces), ends.neighbors, [f"{loopback}/32", *side.advertised]
         )
+        if fabric.aggregate_server_prefixes:
+            # p2p server blocks are advertised as `<block> le 31`: summarise each block instead.
+            device = replace(device, aggregates=tuple(p.split()[0] for p in side.advertised if " le " in p))
+        devices.append(device)
     for node in (*tiers.spines, *tiers.superspines):
         below = leaf_spine.ends.get(node.name, _NO_ENDS) if node.role == "spine" else _NO_ENDS
         above = spine_superspine.ends.get(node.name, _NO_ENDS)
