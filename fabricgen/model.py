@@ -59,6 +59,8 @@ class Platform:
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
     as_path_multipath_relax_default: bool = False
     pfc_response_ns: int = 0
+    ecmp_hash_l4: str = ""
+    """Arguments of the OS's ECMP hash command that make it include L4 ports; empty: not rendered."""
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
     """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
 

@@ -276,3 +276,10 @@ def test_one_aggregate_per_leaf_covers_its_servers(tmp_path: Path, platform: str
     assert not any(a.overlaps(b) for i, a in enumerate(blocks) for b in blocks[i + 1 :])
     default = load_and_plan(write(tmp_path, fabric(), "plain.yml")).plan
     assert "aggregate-address" not in "".join(render_files(default, RenderContext()).values())
+
+
+def test_nxos_ecmp_hash_includes_the_udp_ports() -> None:
+    """RoCEv2 flows differ only in the UDP source port: the NX-OS ECMP hash must include L4 ports."""
+    configs = [(d, get_hconfig(Platform.CISCO_NXOS, t)) for d, t in device_configs("tests/goldens/inventories/tiny-nxos")]
+    for device, config in configs:
+        assert config.get_child(equals="ip load-sharing address source-destination port source-destination"), device.name
