@@ -8,12 +8,14 @@ never modify anything. Each is linear in the size of the fabric.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import netaddr
 
+from fabricgen.allocate import ip_int
 from fabricgen.catalog import platforms
 from fabricgen.checks_mtu import check_mtu
 from fabricgen.checks_scale import check_rails, check_tier_asns
@@ -126,11 +128,8 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
         for nic in server.nics:
             if nic.address and nic.address != nic.gateway:
                 own(nic.address, (server.name, f"nic{nic.nic}"))
-    clashes = sorted((address, [f"{who} {what}" for who, what in users]) for address, users in clashing.items())
-    for address, users in clashes[:MAX_LISTED]:
-        yield _at(source, pins.get(address, ("addressing",)), f"address {address} is used more than once: {', '.join(sorted(users))}")
-    if len(clashes) > MAX_LISTED:
-        yield source.diagnostic(("addressing",), f"... and {len(clashes) - MAX_LISTED} more addresses used more than once")
+    leaf_of = {server.name: server.leaf for server in plan.servers}
+    yield from _clash_findings(clashing, pins, leaf_of, source)
     asns: dict[int, list[str]] = defaultdict(list)
     for device in plan.devices:
         if device.role == "leaf" and device.asn:
@@ -148,6 +147,34 @@ def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
             )
         if asn in spine_asns:
             yield source.diagnostic(("bgp", "leaf_asn"), f"ASN {asn} of {', '.join(users)} equals the spine ASN")
+
+
+def _clash_findings(
+    clashing: dict[str, list[tuple[str, str]]], pins: dict[str, Pin], leaf_of: dict[str, str], source: SourceMap
+) -> Iterable[Diagnostic]:
+    """One finding per root cause: clashes between the same switches (a server counts as its
+    leaf) are one overlap of their address blocks, however many addresses it covers. A pinned
+    address keeps its own finding, at the pin's line."""
+    overlaps: dict[tuple[str, ...], list[tuple[str, list[str]]]] = defaultdict(list)
+    for address, users in sorted(clashing.items(), key=lambda item: ip_int(item[0])):
+        owners = [f"{who} {what}" for who, what in users]
+        if address in pins:
+            yield _at(source, pins[address], f"address {address} is used more than once: {', '.join(sorted(owners))}")
+            continue
+        overlaps[tuple(sorted({leaf_of.get(who, who) for who, _ in users}))].append((address, sorted(owners)))
+    for devices, found in sorted(overlaps.items())[:MAX_LISTED]:
+        address, owners = found[0]
+        if len(found) == 1:
+            yield source.diagnostic(("addressing",), f"address {address} is used more than once: {', '.join(owners)}")
+            continue
+        yield source.diagnostic(
+            ("addressing",),
+            f"{len(found)} addresses ({address} to {found[-1][0]}) are used by more than one of {', '.join(devices)} "
+            f"(and their servers), e.g. {address}: {', '.join(owners)}",
+            hint="their address blocks overlap: a pinned address, or a device whose model has more ports than the tier's",
+        )
+    if len(overlaps) > MAX_LISTED:
+        yield source.diagnostic(("addressing",), f"... and {len(overlaps) - MAX_LISTED} more sets of devices with overlapping addresses")
 
 
 def check_ports(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -175,9 +202,35 @@ def check_ports(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
         )
 
 
+_NUMBERED = re.compile(r"^(.*?)([0-9]+)$")
+
+
+def _runs(names: list[str]) -> list[str]:
+    """Consecutively numbered names as one range: one finding names 13 leaves in one line.
+
+    >>> _runs(["t1-leaf01", "t1-leaf02", "t1-leaf03", "t1-leaf05", "x"])
+    ['t1-leaf01..t1-leaf03', 't1-leaf05', 'x']
+    """
+    runs: list[list[str]] = []
+    for name in names:
+        match, last = _NUMBERED.match(name), _NUMBERED.match(runs[-1][-1]) if runs else None
+        if (
+            match
+            and last
+            and match.group(1) == last.group(1)
+            and len(match.group(2)) == len(last.group(2))
+            and int(match.group(2)) == int(last.group(2)) + 1
+        ):
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return [run[0] if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs]
+
+
 def _names(names: list[str]) -> str:
-    shown = ", ".join(names[:MAX_LISTED])
-    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
+    """Every name, consecutively numbered ones as ranges (`leaf01..leaf13`), at most MAX_LISTED pieces."""
+    runs = _runs(names)
+    return ", ".join(runs[:MAX_LISTED]) + (f" and {len(runs) - MAX_LISTED} more" if len(runs) > MAX_LISTED else "")
 
 
 def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -189,7 +242,7 @@ def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -
             groups[(item.downlink_gbps, item.uplink_gbps, below, above)].append(item.device)
     path = _first_path(source, ("oversubscription", "max_ratio"), ("servers", "per_leaf"))
     for (down, up, below, above), devices in sorted(groups.items()):
-        names = ", ".join(devices[:MAX_LISTED]) + (f" and {len(devices) - MAX_LISTED} more" if len(devices) > MAX_LISTED else "")
+        names = _names(devices)
         ratio = f"{down / up:.2f}:1" if up else "with no uplinks"
         yield source.diagnostic(
             path,
@@ -256,6 +309,8 @@ def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
     yield from _ib_fat_tree(plan, doc, source)
     yield from _ib_guids(plan, doc, source)
     yield from _ib_qos(plan, doc, source)
+    yield from _ib_isolated_hosts(plan, source)
+    yield from _ib_vendor_features(plan, source)
     for message in plan.warnings:
         yield Diagnostic(message, "guid_prefix", source.file, *source.locate(()), severity=Severity.WARNING)
 
@@ -274,7 +329,7 @@ def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable
             found = source.diagnostic(
                 ("subnet_managers", positions[sm.host], "host"),
                 f"the SM runs on server {sm.host}, whose port becomes a full member of every partition (SELF=full): tenants are not isolated from it",
-                hint="run the SM on a dedicated host (subnet_managers[].leaf)",
+                hint=_dedicated_sm_hint(plan),
             )
             yield dataclasses.replace(found, severity=Severity.WARNING)
     for device in plan.devices:
@@ -291,11 +346,12 @@ def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable
             for sm in ib.subnet_managers:
                 if sm.leaf == device.name and not sm.server and (sm.leaf_port in used or sm.leaf_port > device.ports_total):
                     what = "is taken by a server or an uplink" if sm.leaf_port in used else f"does not exist ({device.ports_total} ports)"
-                    yield source.diagnostic(
-                        ("subnet_managers", positions[sm.host]),
-                        f"subnet manager {sm.host}: port {sm.leaf_port} of {device.name} {what}",
-                        hint="set subnet_managers[].leaf/port to a free port, or run the SM on a server (host: <server name>)",
-                    )
+                    if sm.leaf_port == device.ports_total + 1:
+                        what = f"has no free port ({device.ports_total} ports, all used by servers and uplinks)"
+                        message = f"subnet manager {sm.host}: {device.name} {what}"
+                    else:
+                        message = f"subnet manager {sm.host}: port {sm.leaf_port} of {device.name} {what}"
+                    yield source.diagnostic(("subnet_managers", positions[sm.host]), message, hint=_sm_port_hint(plan))
         elif device.role == "spine":
             down = sum(1 for i in device.interfaces if i.role == "downlink")
             if down > device.ports_total:
@@ -304,6 +360,50 @@ def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable
                     f"{device.name} ({device.model}, radix {device.ports_total}) would need {down} leaf-facing ports: a two-tier fat tree of radix {device.ports_total} holds at most {device.ports_total} leaf links per spine",
                     hint="use fewer leaves or uplinks.per_spine, or a three-tier fabric",
                 )
+
+
+def _free_leaf_ports(plan: Plan) -> dict[str, list[int]]:
+    """Leaf name -> ports no server, uplink or dedicated SM host uses."""
+    ib = plan.infiniband
+    taken: dict[str, set[int]] = defaultdict(set)
+    for sm in ib.subnet_managers if ib else ():
+        if not sm.server:
+            taken[sm.leaf].add(sm.leaf_port)
+    free = {}
+    for device in plan.devices:
+        if device.role == "leaf":
+            used = {i.port for i in device.interfaces} | taken[device.name]
+            ports = [p for p in range(1, device.ports_total + 1) if p not in used]
+            if ports:
+                free[device.name] = ports
+    return free
+
+
+def _sm_port_hint(plan: Plan) -> str:
+    """Where a dedicated SM host can go, or, when no leaf has a free port, the SM-on-a-server way."""
+    free = _free_leaf_ports(plan)
+    server = plan.servers[0].name if plan.servers else "<server name>"
+    if free:
+        leaf, ports = sorted(free.items())[0]
+        return (
+            f"free leaf ports: {', '.join(f'{n} {p[0]}' for n, p in sorted(free.items())[:4])}; "
+            f"set subnet_managers[].leaf/port (e.g. leaf: {leaf}, port: {ports[0]}), or run the SM on a server (host: {server})"
+        )
+    return (
+        f"no leaf has a free port: run the SM on a server's HCA (host: {server}; ib verify accepts it), "
+        "or lower servers.per_leaf / uplinks to free a port for a dedicated host"
+    )
+
+
+def _dedicated_sm_hint(plan: Plan) -> str:
+    free = _free_leaf_ports(plan)
+    if free:
+        leaf, ports = sorted(free.items())[0]
+        return f"to isolate tenants from the SM, run it on a dedicated host on a free leaf port (subnet_managers[]: leaf: {leaf}, port: {ports[0]})"
+    return (
+        "no leaf has a free port for a dedicated SM host; to isolate tenants from the SM, lower servers.per_leaf "
+        "or the uplinks by one on a leaf and give the SM that port (subnet_managers[].leaf/port); otherwise keep it on the server"
+    )
 
 
 def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
@@ -334,6 +434,99 @@ def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Di
         yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
+def _ib_vendor_features(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
+    """SHARP and adaptive routing exist only in NVIDIA's MLNX OpenSM / UFM: say what is (not) rendered."""
+    ib = plan.infiniband
+    assert ib is not None
+    found = []
+    if ib.sharp_enabled:
+        found.append(
+            source.diagnostic(
+                ("opensm", "sharp", "enabled"),
+                "SHARP needs NVIDIA MLNX OpenSM (sharp_enabled 2) or UFM and the Aggregation Manager (sharp_am) on the master SM's host; "
+                "upstream OpenSM, which fabricgen renders and verifies, has neither: nothing is rendered for it",
+                hint="fabricgen already provides what the AM needs from the SM: the SM on a host (not a switch), "
+                "ftree with root_guids.conf; enable SHARP in UFM or MLNX OpenSM",
+            )
+        )
+    if ib.adaptive_routing_engine:
+        found.append(
+            source.diagnostic(
+                ("opensm", "adaptive_routing", "enabled"),
+                f"adaptive routing ({ib.adaptive_routing_engine}) needs NVIDIA MLNX OpenSM or UFM; upstream OpenSM 3.3.x has no AR "
+                f"engine and rejects the name: routing_engine stays {ib.routing_engine}",
+                hint="set routing_engine in MLNX OpenSM / UFM; fabricgen's root_guids.conf works for ar_updn and ar_ftree",
+            )
+        )
+    if ib.congestion_control and ib.cc_threshold == 0:
+        found.append(
+            source.diagnostic(
+                ("opensm", "congestion_control", "threshold"),
+                "congestion control is enabled with threshold 0: switches mark no packet, so HCAs never throttle",
+                hint="set opensm.congestion_control.threshold (1 loose ... 15 aggressive)",
+            )
+        )
+    for diagnostic in found:
+        yield dataclasses.replace(diagnostic, severity=Severity.WARNING)
+
+
+def _ib_isolated_hosts(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
+    """Hosts in no tenant while Default is limited: limited members talk only to full members
+    (opensm(8), PARTITION CONFIGURATION), so these hosts reach the SM and nothing else."""
+    ib = plan.infiniband
+    assert ib is not None
+    if ib.default_membership != "limited":
+        return
+    in_tenant = {h for p in ib.partitions for h in p.hosts}
+    alone = [s.name for s in plan.servers if s.name not in in_tenant]
+    if alone:
+        found = source.diagnostic(
+            ("default_partition", "membership") if ("default_partition",) in source.values else ("partitions",),
+            f"{len(alone)} server(s) in no tenant partition and only limited members of Default ({', '.join(alone[:4])}"
+            f"{' ...' if len(alone) > 4 else ''}): limited members cannot talk to each other, only to full members such as the SM",
+            hint="add them to a partition, or set default_partition.membership: full",
+        )
+        yield dataclasses.replace(found, severity=Severity.WARNING)
+
+
+CREDIT_BYTES = 64
+"""VL arbitration weights count 64-byte credits (IBTA Vol. 1 §7.6.9; MLNX_OFED manual, OpenSM QoS)."""
+
+
+def _vlarb_pairs(table: str) -> list[tuple[int, int]]:
+    return [(int(vl), int(weight)) for vl, weight in (pair.split(":") for pair in table.split(",") if pair)]
+
+
+def _ib_vlarb_warnings(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
+    """Weights that cannot work as written, and a high-priority table that serves default VLs
+    before the tenants' VLs."""
+    ib = plan.infiniband
+    assert ib is not None
+    mtu = max((p.mtu for p in ib.partitions), default=4096)
+    packet = mtu // CREDIT_BYTES
+    for key, table in (("vlarb_high", ib.qos_vlarb_high), ("vlarb_low", ib.qos_vlarb_low)):
+        small = [f"VL{vl}:{weight}" for vl, weight in _vlarb_pairs(table) if 0 < weight < packet]
+        if small:
+            found = source.diagnostic(
+                ("qos", key),
+                f"weights {', '.join(small)} are below {packet} credits, one {mtu}-byte packet: a packet in flight is always "
+                f"completed, so every weight from 1 to {packet} sends exactly one packet per turn and these weights have no effect",
+                hint=f"use multiples of {packet} (e.g. {packet} and {2 * packet} for a 1:2 share)",
+            )
+            yield dataclasses.replace(found, severity=Severity.WARNING)
+    tenant_vls = {ib.qos_sl2vl[p.sl] for p in ib.partitions if p.sl}
+    high = {vl for vl, weight in _vlarb_pairs(ib.qos_vlarb_high) if weight}
+    ahead = sorted(high - tenant_vls)
+    if tenant_vls and ahead and not tenant_vls <= high:
+        found = source.diagnostic(
+            ("qos", "vlarb_high"),
+            f"the high-priority table serves VL(s) {', '.join(map(str, ahead))} before the tenant VL(s) "
+            f"{', '.join(map(str, sorted(tenant_vls - high)))} of the low table",
+            hint="leave qos.vlarb_high unset (every weight 0) or list the tenant VLs there",
+        )
+        yield dataclasses.replace(found, severity=Severity.WARNING)
+
+
 def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
     ib = plan.infiniband
     assert ib is not None
@@ -348,6 +541,8 @@ def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diag
             yield source.diagnostic(("qos", key), f"{table} names a VL not below qos.max_vls {ib.qos_max_vls}")
         if any(int(pair.split(":")[1]) > 255 for pair in table.split(",") if pair):
             yield source.diagnostic(("qos", key), f"{table}: a weight is above 255")
+    if ib.qos_enabled:
+        yield from _ib_vlarb_warnings(plan, source)
     for position, part in enumerate(ib.partitions):
         if "sl" not in doc.get("partitions", [])[position]:
             continue

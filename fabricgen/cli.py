@@ -22,6 +22,7 @@ from fabricgen.commands.common import EXIT_BAD_INPUT as EXIT_BAD_INPUT
 from fabricgen.commands.common import EXIT_INTERNAL as EXIT_INTERNAL
 from fabricgen.commands.common import checked_plan, err_console, run_stage
 from fabricgen.infiniband.cli import ib
+from fabricgen.lab.cli import lab
 
 if TYPE_CHECKING:
     from fabricgen.context import RenderContext
@@ -60,17 +61,86 @@ def validate(inventory: Path) -> None:
 @main.command()
 @INVENTORY
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def plan(inventory: Path, output_format: str) -> None:
-    """Show the expanded plan of INVENTORY: a summary, or the whole plan as JSON."""
+@click.option(
+    "--grow-to",
+    "grow_to",
+    metavar="TARGET",
+    help="Size pools and check ports for a target: '12 leaves', '8192 gpus' or '16 pods' (a bare number counts leaves)",
+)
+def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
+    """Show the expanded plan of INVENTORY: a summary with growth headroom per pool and tier,
+    or the whole plan as JSON."""
+    from fabricgen.growth import parse_target
+
+    target = None
+    if grow_to is not None:
+        try:
+            target = parse_target(grow_to)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--grow-to") from None
     checked = checked_plan(inventory)
     if output_format == "json":
         from fabricgen.serialize import plan_json
 
         sys.stdout.write(plan_json(checked.plan))
         return
-    from fabricgen.summary import print_summary
+    from fabricgen.summary import print_growth, print_summary
 
-    print_summary(checked.plan, Console(highlight=False))
+    console = Console(highlight=False)
+    print_summary(checked.plan, console)
+    print_growth(checked.plan, run_stage(lambda: _defaults_applied(inventory)), console, target)
+
+
+def _defaults_applied(inventory: Path) -> dict[str, object]:
+    """The inventory as the planner reads it (units normalised, defaults filled in)."""
+    from fabricgen.loader import load_inventory, resolve_inventory_path
+    from fabricgen.schema import apply_defaults, normalise_units
+
+    document = load_inventory(inventory, str(resolve_inventory_path(inventory)))
+    return apply_defaults(normalise_units(document.data, document.source)[0])
+
+
+@main.command()
+@click.argument("inventory", type=click.Path(path_type=Path), required=False)
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def models(inventory: Path | None, output_format: str) -> None:
+    """List the hardware catalog: model names to use in `model:`, with vendor, ports, speeds,
+    breakouts and platforms. With INVENTORY, its own `models:` are listed too (and win)."""
+    from fabricgen.catalog import builtin_models, models_for
+
+    catalog = builtin_models()
+    if inventory is not None:
+        from fabricgen.loader import load_inventory, resolve_inventory_path
+        from fabricgen.schema import normalise_units
+
+        document = run_stage(lambda: load_inventory(inventory, str(resolve_inventory_path(inventory))))
+        own = normalise_units(document.data, document.source)[0].get("models") or {}
+        catalog = run_stage(lambda: models_for(own))
+    if output_format == "json":
+        rows = [
+            {
+                "name": m.name,
+                "vendor": m.vendor,
+                "ports": m.ports,
+                "speed": f"{m.speed}G",
+                "form_factor": m.form_factor,
+                "breakouts": {f"{speed}G": count for speed, count in m.breakouts.items()},
+                "platforms": list(m.platforms),
+                "description": m.description,
+            }
+            for m in catalog.values()
+        ]
+        click.echo(json.dumps(rows, indent=1, sort_keys=True))
+        return
+    from rich.table import Table
+
+    table = Table(title="Hardware catalog (fabricgen/data/catalog.yml)", title_justify="left", header_style="bold")
+    for column in ("name", "vendor", "ports", "form factor", "breakouts (logical ports per cage)", "platforms"):
+        table.add_column(column, justify="right" if column == "ports" else "left", no_wrap=column == "name")
+    for m in catalog.values():
+        breakouts = ", ".join(f"{count} x {speed}G" for speed, count in sorted(m.breakouts.items(), reverse=True))
+        table.add_row(m.name, m.vendor, f"{m.ports} x {m.speed}G", m.form_factor, breakouts, ", ".join(m.platforms))
+    Console(highlight=False).print(table)
 
 
 @main.command()
@@ -224,7 +294,15 @@ def json_summary(fabric: str, out: Path, summary: WriteSummary, *, check: bool) 
     type=click.Path(path_type=Path, file_okay=False),
     help="Folder of override templates (repeatable)",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON")
+@click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON (same as --format json)")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="markdown: a change summary for a pull-request comment, config diffs folded",
+)
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences (like git diff --exit-code)")
 def diff(
     inventories: tuple[Path, ...],
@@ -233,42 +311,61 @@ def diff(
     output: Path | None,
     template_dirs: tuple[Path, ...],
     as_json: bool,
+    output_format: str,
     exit_code: bool,
 ) -> None:
     """What a change does: `diff OLD NEW` (two inventories), `diff --rev REV [--rev REV2] INVENTORY`
     (one inventory at git revisions), or `diff --running DIR [INVENTORY]` (remediation and rollback
-    commands from backed-up running configs to the rendered configs, via hier_config)."""
+    commands from backed-up running configs to the rendered configs, via hier_config).
+
+    The plan diff covers devices, cables, addresses and ASNs, fabric policy by inventory key,
+    the host side (hosts.csv) and every device config; `--format markdown` is the summary a
+    CI job posts on a pull request (docs/artifacts.md)."""
+    output_format = "json" if as_json else output_format
+    if running is not None:
+        if revs or len(inventories) > 1:
+            raise click.UsageError("--running takes at most one INVENTORY and no --rev")
+        if output_format == "markdown":
+            raise click.UsageError("--format markdown is for plan diffs, not --running")
+        differs = _diff_running(running, inventories[0] if inventories else None, output, template_dirs, output_format == "json")
+    else:
+        differs = _diff_plans(inventories, revs, template_dirs, output_format)
+    if exit_code and differs:
+        sys.exit(1)
+
+
+def _diff_plans(inventories: tuple[Path, ...], revs: tuple[str, ...], template_dirs: tuple[Path, ...], output_format: str) -> bool:
+    """Plan against plan (two inventories or git revisions); prints the report, returns whether it differs."""
     from fabricgen.diffing.inventory import diff_plans, report
     from fabricgen.loader import resolve_inventory_path
     from fabricgen.templating import user_template_dirs
 
-    if running is not None:
-        if revs or len(inventories) > 1:
-            raise click.UsageError("--running takes at most one INVENTORY and no --rev")
-        differs = _diff_running(running, inventories[0] if inventories else None, output, template_dirs, as_json)
-    else:
-        if revs:
-            from fabricgen.diffing.git import load_at_revision
+    if revs:
+        from fabricgen.diffing.git import load_at_revision
 
-            if len(inventories) != 1 or len(revs) > 2:
-                raise click.UsageError("--rev takes one INVENTORY and one or two revisions")
-            inventory = inventories[0]
-            old = run_stage(lambda: load_at_revision(revs[0], inventory))
-            new = run_stage(lambda: load_at_revision(revs[1], inventory)) if len(revs) == 2 else checked_plan(inventory)
-        else:
-            if len(inventories) != 2:
-                raise click.UsageError("give two inventories (OLD NEW), or --rev, or --running")
-            inventory = inventories[1]
-            old, new = checked_plan(inventories[0]), checked_plan(inventories[1])
-        dirs = user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs)
-        result = run_stage(lambda: diff_plans(old.plan, new.plan, dirs))
-        differs = result.differs
-        if as_json:
-            click.echo(json.dumps(result.as_json(), indent=1, sort_keys=True))
-        else:
-            sys.stdout.write(report(result))
-    if exit_code and differs:
-        sys.exit(1)
+        if len(inventories) != 1 or len(revs) > 2:
+            raise click.UsageError("--rev takes one INVENTORY and one or two revisions")
+        inventory = inventories[0]
+        old = run_stage(lambda: load_at_revision(revs[0], inventory))
+        new = run_stage(lambda: load_at_revision(revs[1], inventory)) if len(revs) == 2 else checked_plan(inventory)
+        compared = f"{revs[0]} -> {revs[1] if len(revs) == 2 else 'working tree'}"
+    else:
+        if len(inventories) != 2:
+            raise click.UsageError("give two inventories (OLD NEW), or --rev, or --running")
+        inventory = inventories[1]
+        old, new = checked_plan(inventories[0]), checked_plan(inventories[1])
+        compared = f"{inventories[0]} -> {inventories[1]}"
+    dirs = user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs)
+    result = run_stage(lambda: diff_plans(old.plan, new.plan, dirs))
+    if output_format == "json":
+        click.echo(json.dumps(result.as_json(), indent=1, sort_keys=True))
+    elif output_format == "markdown":
+        from fabricgen.diffing.markdown import markdown_report
+
+        sys.stdout.write(markdown_report(result, f"fabricgen diff: {new.plan.name} ({compared})"))
+    else:
+        sys.stdout.write(report(result))
+    return result.differs
 
 
 def _diff_running(running: Path, inventory: Path | None, output: Path | None, template_dirs: tuple[Path, ...], as_json: bool) -> bool:
@@ -318,3 +415,4 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
 
 main.add_command(analyze)
 main.add_command(ib)
+main.add_command(lab)

@@ -111,6 +111,9 @@ def parse_inventory_text(text: str, name: str) -> LoadedDocument:
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or "YAML syntax error"
         hint = "indent with spaces; YAML does not allow tabs" if "\\t" in problem or "tab" in problem else ""
+        indentation = indentation_problem(text, problem, line) if not hint else None
+        if indentation is not None:
+            raise FabricError([Diagnostic(indentation[0], "", name, indentation[1], indentation[2], indentation[3])]) from None
         raise FabricError([Diagnostic(f"YAML syntax error: {problem}", "", name, line, column, hint)]) from None
     except yaml.YAMLError as exc:
         raise FabricError([Diagnostic(f"YAML error: {exc}", file=name, line=1, column=1)]) from None
@@ -126,6 +129,63 @@ def parse_inventory_text(text: str, name: str) -> LoadedDocument:
     if converter.problems:
         raise FabricError(converter.problems)
     return LoadedDocument(data, source)
+
+
+_INDENTATION_PROBLEMS = (
+    "mapping values are not allowed here",
+    "expected <block end>",
+    "did not find expected key",
+    "could not find expected ':'",
+)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _key_column(line: str) -> int:
+    """Column (0-based) of a line's first key: after any `- ` of a list item."""
+    column = _indent(line)
+    while line[column : column + 2] == "- ":
+        column += 2
+        column += _indent(line[column:])
+    return column
+
+
+def indentation_problem(text: str, problem: str, line: int) -> tuple[str, int, int, str] | None:
+    """(message, line, column, hint) naming the line whose indentation to fix, for the parser
+    errors that a misplaced indent causes; None for other errors.
+
+    >>> indentation_problem("leaves:\\n  count: 4\\n   model: x\\n", "mapping values are not allowed here", 3)[0]
+    'YAML syntax error: check the indentation of line 3 (mapping values are not allowed here)'
+    """
+    if not problem.startswith(_INDENTATION_PROBLEMS):
+        return None
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    here = lines[line - 1]
+    above = next(
+        (n for n in range(line - 1, 0, -1) if lines[n - 1].strip() and not lines[n - 1].lstrip().startswith("#")),
+        0,
+    )
+    message = f"YAML syntax error: check the indentation of line {line} ({problem})"
+    if above == 0:
+        return message, line, _indent(here) + 1, ""
+    was, now = _key_column(lines[above - 1]), _indent(here)
+    if now > was:
+        hint = (
+            f"line {line} starts in column {now + 1}, deeper than line {above} (column {was + 1}), which already has a value; "
+            f"move it to column {was + 1}, or end line {above} with ':' to open a mapping"
+        )
+    elif now < was:
+        hint = (
+            f"line {line} starts in column {now + 1}, left of the keys of line {above} (column {was + 1}); "
+            f"indent it like the keys it belongs with"
+        )
+    else:
+        hint = f"line {line} starts in the same column as line {above}; check the line break and ':' of line {above}"
+    return message, line, now + 1, hint
 
 
 class _Converter:

@@ -58,11 +58,11 @@ class Platform:
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
     as_path_multipath_relax_default: bool = False
+    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
     pfc_response_ns: int = 0
+    """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
     ecmp_hash_l4: str = ""
     """Arguments of the OS's ECMP hash command that make it include L4 ports; empty: not rendered."""
-    """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
-    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
@@ -157,6 +157,9 @@ class Device:
     queue_keyword: str = ""
     """EOS egress queue keyword of the model's queue family (uc-tx-queue / tx-queue)."""
     as_path_multipath_relax: bool = False
+    """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
+    three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
+    multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""
     aggregates: tuple[str, ...] = ()
     """Prefixes advertised as one summary-only aggregate (a leaf's server block with
     `bgp.aggregate_server_prefixes`); their more-specific routes are suppressed."""
@@ -164,9 +167,6 @@ class Device:
     """Routes each BGP neighbor may send: the most the fabric can originate within its pools (a /32
     per loopback address, a /31 per two server addresses), so growth fits and a leak still trips
     it. EOS's default (12,000) is below what a large fabric's /31s need. 0 on InfiniBand."""
-    """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
-    three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
-    multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""
     plane: int = 0
     """Super-spine plane: a super-spine's own plane, a spine's plane (its index) in a three-tier
     fabric, 0 otherwise. `pod` is 1 in a two-tier fabric and 0 for super-spines."""
@@ -407,6 +407,19 @@ class InfinibandPlan:
     sweep_interval: int = 10
     sminfo_polling_timeout: int = 10000
     polling_retry_number: int = 4
+    congestion_control: bool = False
+    """Upstream OpenSM congestion control (`congestion_control TRUE`)."""
+    cc_threshold: int = 0
+    cc_marking_rate: int = 0
+    sharp_enabled: bool = False
+    """Intent only: SHARP needs NVIDIA MLNX OpenSM / UFM, nothing is rendered for upstream OpenSM."""
+    adaptive_routing_engine: str = ""
+    """Intent only (`ar_updn`, ...): MLNX OpenSM / UFM engines, not rendered for upstream OpenSM."""
+
+    @property
+    def cc_control_map(self) -> int:
+        """cc_sw_cong_setting_control_map: bit 2 threshold + packet size valid, bit 4 marking rate valid."""
+        return 0x04 | (0x10 if self.cc_marking_rate else 0)
 
     @property
     def engine_setting(self) -> str:

@@ -12,7 +12,7 @@ from fabricgen.diagnostics import Diagnostic, FabricError, raise_if_errors
 from fabricgen.loader import load_inventory, resolve_inventory_path
 from fabricgen.model import Plan
 from fabricgen.plan.build import build_plan
-from fabricgen.schema import apply_defaults, validate_document
+from fabricgen.schema import apply_defaults, normalise_units, validate_document
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +24,11 @@ class Checked:
 def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
     """Run every stage up to a checked plan; raise FabricError with all problems otherwise."""
     document = load_inventory(inventory, display_name or str(resolve_inventory_path(inventory)))
-    problems = validate_document(document.data, document.source)
+    data, unit_problems = normalise_units(document.data, document.source)
+    refused = {d.path for d in unit_problems}
+    problems = unit_problems + [d for d in validate_document(data, document.source) if d.path not in refused]
     raise_if_errors(problems)
-    doc = apply_defaults(document.data)
+    doc = apply_defaults(data)
     plan = build_plan(doc, document.source)
     findings = check_plan(plan, doc, document.source)
     raise_if_errors(findings)

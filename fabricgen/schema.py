@@ -14,8 +14,18 @@ from typing import Any
 
 import jsonschema
 
+from fabricgen.analyze.counts import COUNT_PATTERN
 from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import PathKey, SourceMap
+from fabricgen.loader import PathKey, SourceMap, format_path
+from fabricgen.units import (
+    LENGTH_PATTERN,
+    SIZE_PATTERN,
+    SPEED_PATTERN,
+    normalise_count,
+    normalise_length,
+    normalise_size,
+    normalise_speed,
+)
 
 _TYPE_NAMES = {
     "integer": "an integer",
@@ -36,6 +46,21 @@ _PATTERN_HINTS = {
     "[a-z0-9-]{0,39}$": "use lower case letters, digits and dashes, at most 40 characters",
     "0x[0-9a-fA-F]{16}$": "write GUIDs as 0x plus 16 hex digits, in quotes",
 }
+
+
+REQUIRED_BECAUSE = {
+    "addressing": (
+        "addressing is required for RoCE fabrics (fabric.transport: roce, the default): every loopback, "
+        "fabric link and server address comes from its pools; InfiniBand fabrics (fabric.transport: infiniband) need none"
+    ),
+    "fabric": "every inventory names its fabric (fabric.name is the output folder build/<name>/)",
+    "spines": "every fabric has a spine tier (count and model)",
+    "leaves": "every fabric has a leaf tier (count and model)",
+    "fabric.name": "the name is the output folder build/<name>/ and the prefix of device names",
+    "addressing.loopbacks": "every switch gets its Loopback0 /32 (router ID, BGP) from this pool",
+    "addressing.fabric": "every switch-to-switch cable gets its /31 from this pool",
+}
+"""Why a key is required, by key path: said with the missing-key message."""
 
 
 @cache
@@ -88,7 +113,8 @@ def _message(error: jsonschema.ValidationError, source: SourceMap) -> list[Diagn
         return found
     if kind == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else str(error.validator_value)
-        return [source.diagnostic(path, f"missing required key '{missing}'", key=True)]
+        why = REQUIRED_BECAUSE.get(format_path((*path, missing)), "")
+        return [source.diagnostic(path, f"missing required key '{missing}'" + (f": {why}" if why else ""), key=True)]
     if kind == "type":
         expected = error.validator_value
         names = [_TYPE_NAMES.get(str(t), str(t)) for t in (expected if isinstance(expected, list) else [expected])]
@@ -119,6 +145,45 @@ def _message(error: jsonschema.ValidationError, source: SourceMap) -> list[Diagn
     if kind == "propertyNames":
         return [source.diagnostic(path, error.message)]
     return [source.diagnostic(path, error.message)]
+
+
+_NORMALISERS = {
+    SPEED_PATTERN: normalise_speed,
+    SIZE_PATTERN: normalise_size,
+    LENGTH_PATTERN: normalise_length,
+    COUNT_PATTERN: normalise_count,
+}
+"""Unit-bearing values by the schema pattern that checks them."""
+
+
+def normalise_units(data: Any, source: SourceMap) -> tuple[Any, list[Diagnostic]]:
+    """A copy of `data` with speeds, sizes, lengths and counts in canonical form (`400 g` ->
+    `400G`, `1mb` -> `1MB`, `70b` -> `70B`), and a diagnostic for each value that could mean two
+    things (`400GB`, `100Kb`). Run before the schema, so the schema, the plan and every output
+    see the canonical form; the schema then checks the range as usual."""
+    problems: list[Diagnostic] = []
+
+    def walk(schema: dict[str, Any], value: Any, path: PathKey) -> Any:
+        if isinstance(value, str):
+            normalise = _NORMALISERS.get(str(schema.get("pattern", "")))
+            if normalise is None:
+                return value
+            canonical, why = normalise(value)
+            if why:
+                problems.append(source.diagnostic(path, why))
+            return canonical
+        if isinstance(value, dict):
+            properties = schema.get("properties", {})
+            extra = schema.get("additionalProperties")
+            return {
+                key: walk(properties.get(key, extra if isinstance(extra, dict) else {}), sub, (*path, key)) for key, sub in value.items()
+            }
+        if isinstance(value, list):
+            items = schema.get("items")
+            return [walk(items if isinstance(items, dict) else {}, item, (*path, index)) for index, item in enumerate(value)]
+        return value
+
+    return walk(fabric_schema(), data, ()), problems
 
 
 def validate_document(data: Any, source: SourceMap) -> list[Diagnostic]:

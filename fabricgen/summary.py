@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -103,3 +104,26 @@ def print_summary(plan: Plan, console: Console) -> None:
         )
         for sm in ib.subnet_managers:
             console.print(f"subnet manager {sm.host} priority {sm.priority}")
+
+
+def print_growth(plan: Plan, doc: dict[str, Any], console: Console, target: tuple[int, str] | None = None) -> None:
+    """Growth headroom per pool and tier (`fabricgen.growth`), and with `target` what it needs."""
+    from fabricgen.growth import dimensions, limits, sizing, units_for
+
+    found = dimensions(plan, doc)
+    if not found:
+        return
+    for dimension in found:
+        table = _table(f"Growth headroom: by {dimension.unit} ({dimension.key}, today {dimension.today})", "limit", "per unit", "holds")
+        for limit in limits(plan, dimension):
+            table.add_row(limit.what, limit.per_unit, f"{limit.holds} {dimension.units}")
+        console.print(table)
+    outer = found[0]
+    console.print(f"one {outer.unit} adds {outer.leaves} leaves and {outer.gpus} GPU ports; the smallest 'holds' is the limit")
+    if target is None:
+        return
+    count, kind = target
+    units = units_for(count, kind, outer, found[1] if len(found) > 1 else None)
+    console.print(f"[bold]to grow to {count} {kind}[/bold]: {units} {outer.units} ({outer.key})")
+    for line in sizing(plan, outer, units):
+        console.print(f"  {line}", markup=False, soft_wrap=True)

@@ -29,6 +29,23 @@ partitions:
   - {name: t2, pkey: 0x0102, members: ["ibl-gpu1*", "ibl-gpu2*"], membership: limited}
 """
 
+RAIL_SM_ON_SERVER = """\
+fabric: {name: ibr, transport: infiniband}
+spines: {count: 2, model: nvidia-qm8790, name: "ibr-spine{index:02d}"}
+leaves: {count: 4, model: nvidia-qm8790, name: "ibr-leaf{index:02d}"}
+uplinks: {per_spine: 4}
+servers: {attachment: rail, per_leaf: 8, ports_per_server: 4, rails: 4, name: "ibr-su{unit}-gpu{index:02d}"}
+subnet_managers:
+  - {host: ibr-su1-gpu01, priority: 15}
+  - {host: ibr-su1-gpu08, priority: 14}
+partitions:
+  - {name: t1, pkey: 0x0101, members: ["ibr-su1-gpu0[1-4]"], membership: limited}
+  - {name: t2, pkey: 0x0102, members: ["ibr-su1-gpu0[5-8]"]}
+  - {name: t3, pkey: 0x0a03, members: ["ibr-su1-gpu0[1-2]"], ipoib: true, sl: 2}
+qos: {enabled: true, max_vls: 4}
+"""
+"""Rail-optimised, the SMs on servers: the master's port is in t1 as a limited member by plan."""
+
 needs_sim = pytest.mark.skipif(
     bool(missing_tools()), reason=f"needs the Debian packages opensm ibsim-utils infiniband-diags (missing: {missing_tools()})"
 )
@@ -65,4 +82,4 @@ def drop_cable(net: str, a: str, a_port: int, z: str, z_port: int) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["IB_HDR", "LARGE", "ROOT", "copy_example", "drop_cable", "needs_sim", "plan_and_files", "write_inventory"]
+__all__ = ["IB_HDR", "LARGE", "RAIL_SM_ON_SERVER", "ROOT", "copy_example", "drop_cable", "needs_sim", "plan_and_files", "write_inventory"]

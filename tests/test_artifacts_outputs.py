@@ -37,7 +37,8 @@ def test_one_cable_row_per_link(name: str) -> None:
     files = cabling(plan, RenderContext())
     rows = _rows(files["cabling.csv"])
     assert len(rows) == len(plan.links)
-    assert files["cabling.md"].count("\n| ") == len(plan.links) + 2  # + header and separator rows
+    pages = [text for path, text in files.items() if path.startswith("cabling/")] or [files["cabling.md"]]
+    assert sum(page.count("\n| ") - 2 for page in pages) == len(plan.links)  # less header and separator rows
     ends = Counter((r["side_a_device"], r["side_a_name"]) for r in rows) + Counter((r["side_b_device"], r["side_b_name"]) for r in rows)
     assert max(ends.values()) == 1, "an interface appears on two cables"
     assert len({r["label"] for r in rows}) == len(rows)
@@ -139,10 +140,9 @@ def test_host_settings_match_the_switch_policy(name: str) -> None:
         assert int(row["tos"]) == (int(row["dscp_data"]) << 2) | 2
         assert row["pfc_flags"].split(",")[roce.no_drop_priority] == "1"
         assert row["pfc_flags"].count("1") == 1
-    page = files[f"hosts/{plan.servers[0].name}.md"]
-    assert "--trust dscp" in page
-    assert f"cma_roce_tos -d ${{NIC1_RDMA}} -t {roce.host_tos}" in page
-    assert f"echo {roce.dscp_cnp} > /sys/class/net/${{NIC1_NETDEV}}/ecn/roce_np/cnp_dscp" in page
+        assert int(row["dscp_cnp"]) == roce.dscp_cnp
+        assert row["ecn"] == ("on" if roce.ecn_enabled else "off")
+    assert sorted(p for p in files if p.startswith("hosts/")) == ["hosts/apply.sh"]  # one script, no page per server
 
 
 def test_dscp_26_gives_tos_106() -> None:
@@ -161,11 +161,11 @@ def test_infiniband_has_no_host_roce_or_lab() -> None:
 def test_readme_aggregates_large_fabrics() -> None:
     plan = _plan("pod-roce-400g")
     detailed = mermaid(plan)
-    assert "pod1-leaf03" in detailed and '"8x400G"' in detailed
+    assert "pod1-leaf03" in detailed and "every leaf-spine pair: 8x400G" in detailed
     # Past the limit of switch pairs the diagram collapses tiers into single nodes.
     aggregated = mermaid(plan, detail_limit=1)
     assert "pod1-leaf03" not in aggregated
-    assert 'spine_tier ---|"256x400G"| leaf_tier' in aggregated
+    assert 'pod_1_spine ---|"256x400G"| pod_1_leaf' in aggregated
     assert DETAIL_LIMIT >= 32  # the examples (4 x 8 switch pairs) draw every switch
 
 
@@ -191,9 +191,18 @@ def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> No
     del doc["addressing"]["servers"]
     plan = load_and_plan(write(tmp_path, doc)).plan
     files = hosts(plan, RenderContext())
-    page = files[f"hosts/{plan.servers[0].name}.md"]
-    assert "ip address" not in page and "ip route" not in page
-    assert "mlnx_qos -i ${NIC1_NETDEV} --trust dscp" in page
+    (tmp_path / "hosts").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    run = subprocess.run(
+        ["sh", str(tmp_path / "hosts" / "apply.sh"), plan.servers[0].name],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "DRY_RUN": "1"},
+        check=True,
+    )
+    assert "ip address" not in run.stdout and "ip route" not in run.stdout
+    assert "mlnx_qos -i ${NIC1_NETDEV} --trust dscp" in run.stdout
 
 
 def test_every_link_of_the_plan_carries_its_media() -> None:

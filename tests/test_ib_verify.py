@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from fabricgen.cli import main
 from fabricgen.infiniband.verify import Options, Report, verify
-from tests.ib_helpers import IB_HDR, LARGE, drop_cable, needs_sim, plan_and_files, write_inventory
+from tests.ib_helpers import IB_HDR, LARGE, RAIL_SM_ON_SERVER, drop_cable, needs_sim, plan_and_files, write_inventory
 
 pytestmark = needs_sim
 
@@ -59,16 +59,72 @@ def test_example_passes() -> None:
     assert "ftree tables configured on all switches" in text
     assert "discovered 12/12 switches, 146/146 HCAs, 306/306 cables" in text
     assert "each through exactly one spine" in text
-    assert "tenant-a 0x8a01" in text
+    assert "tenant-a 0x8a01: 36 member port(s)" in text
+    assert "P_Key tables of 146 HCA port(s) read back" in text
+    assert "indexes as on the host pages (NCCL_IB_PKEY)" in text
+    assert "ftree ranked the 4 planned spines as roots, no ftree errors" in text
+    assert "all 4 spines carry leaf-to-leaf routes" in text
     assert "SL2VL [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]" in text
+    assert "ib1-gpu0101: low VL arbitration 0:64, 1:128, 2:64," in text  # qos.vlarb_low of the example
+    assert "ib1-gpu0101: high VL arbitration empty (every weight 0)" in text
     assert "MASTER on ib1-sm1" in text
     assert "ib1-sm2 (0x02fab00040000041): priority 14, SMState 2 (STANDBY)" in text
+
+
+def test_root_guid_typo_and_partition_member_typo_fail() -> None:
+    """One run, two typos: a root GUID (OpenSM: ERR AB24, ranks three roots, routes over three
+    spines, still 'ftree tables configured') and a member GUID of tenant-a in partitions.conf
+    (OpenSM skips it: the host silently loses its tenant)."""
+    plan, files = plan_and_files(IB_HDR)
+    spine = plan.device("ib1-spine02").guid
+    typo = spine[:-1] + ("f" if spine[-1] != "f" else "e")
+    member = plan.servers[0]
+    assert member.name == "ib1-gpu0101"
+    wrong_member = member.nics[0].port_guid[:-1] + "f"
+    for sm in ("ib1-sm1", "ib1-sm2"):
+        files[f"opensm/{sm}/root_guids.conf"] = files[f"opensm/{sm}/root_guids.conf"].replace(spine, typo)
+        files[f"opensm/{sm}/partitions.conf"] = files[f"opensm/{sm}/partitions.conf"].replace(member.nics[0].port_guid, wrong_member)
+    report = verify(plan, files, Options(pairs=8, standby=False))
+    assert not report.ok
+    assert _check(report, "routing engine")[0]  # what verify looked at before: it passes
+    ok, text = _check(report, "fat tree")
+    assert not ok
+    assert f"ERR AB24: Root switch GUID 0x{int(typo, 16):x} not found" in text
+    assert "rank-0 switches (roots): 3, planned spines: 4" in text
+    ok, text = _check(report, "spine routes")
+    assert not ok
+    assert "ib1-spine02 0," in text
+    assert "ib1-spine02 carries no route between leaves" in text
+    ok, text = _check(report, "partitions")
+    assert not ok
+    assert f"tenant-a: member {wrong_member} is not an HCA port of the fabric" in text
+    assert f"tenant-a: planned member ib1-gpu0101 ({member.nics[0].port_guid}) is missing from partitions.conf" in text
+    assert f"ib1-gpu0101 ({member.nics[0].port_guid}): P_Keys 0x7fff, planned 0x7fff 0x8a01" in text
+
+
+def test_rail_fabric_with_the_sm_on_a_server_passes(tmp_path: Path) -> None:
+    """HCA ports on four rail leaves are traced; the master SM's port is a full member of every
+    partition although the plan makes its server a limited member of t1: no false alarm."""
+    plan, files = plan_and_files(write_inventory(tmp_path, RAIL_SM_ON_SERVER))
+    report = verify(plan, files, Options(pairs=16))
+    assert report.ok, report.format()
+    text = report.format()
+    nic_leaves = {nic.leaf for nic in plan.servers[0].nics}
+    assert nic_leaves == {"ibr-leaf01", "ibr-leaf02", "ibr-leaf03", "ibr-leaf04"}
+    assert "ibr-su1-gpu01/2 -> ibr-leaf02 -> " in text
+    assert "spines used: 2/2" in text
+    assert "16 HCA port pairs on different leaves" in text
+    assert "P_Key tables of 32 HCA port(s) read back" in text
+    assert "t1 0x0101: 16 member port(s)" in text
+    assert "ibr-su1-gpu01 (master SM port): 0x8101 0x8102 0x8a03 0xffff" in text
+    assert "indexes as on the host pages (NCCL_IB_PKEY)" in text  # every port's table in the order the pages promise
+    assert "ibr-su1-gpu08 (0x" in text and "SMState 2 (STANDBY)" in text
 
 
 def test_missing_cable_is_reported_by_name() -> None:
     plan, files = plan_and_files(IB_HDR)
     files["ib/ibsim.net"] = drop_cable(files["ib/ibsim.net"], "ib1-leaf03", 21, "ib1-spine01", 11)
-    report = verify(plan, files, Options(pairs=8, sample=4))
+    report = verify(plan, files, Options(pairs=8, sample=4, standby=False))
     assert not report.ok
     ok, text = _check(report, "cabling")
     assert not ok
@@ -83,7 +139,7 @@ def test_leaf_guids_as_roots_fail_the_engine_check() -> None:
     leaves = [d.guid for d in plan.devices if d.role == "leaf"]
     for sm in ("ib1-sm1", "ib1-sm2"):
         files[f"opensm/{sm}/root_guids.conf"] = "\n".join(leaves) + "\n"
-    report = verify(plan, files, Options(pairs=8, sample=4))
+    report = verify(plan, files, Options(pairs=8, sample=4, standby=False))
     ok, text = _check(report, "routing engine")
     assert not ok
     assert "expected 'ftree tables configured on all switches', got 'minhop tables configured'" in text
@@ -96,7 +152,7 @@ def test_partitions_syntax_error_is_caught_before_and_inside_opensm() -> None:
     plan, files = plan_and_files(IB_HDR)
     path = "opensm/ib1-sm1/partitions.conf"
     files[path] = files[path].replace("mtu=5, rate=17", "mtu=5 rate=17").replace("0x02fab00030008041,", "0x02fab00030008041 ;", 1)
-    report = verify(plan, files, Options(pairs=8, sample=4))
+    report = verify(plan, files, Options(pairs=8, sample=4, standby=False))
     ok, text = _check(report, "partitions.conf")
     assert not ok
     assert re.search(r"partitions\.conf:\d+:\d+: error: 'mtu=5 rate=17': flags must be separated by ','", text)
@@ -105,7 +161,7 @@ def test_partitions_syntax_error_is_caught_before_and_inside_opensm() -> None:
     assert "fell back to the open Default partition" in text
     ok, text = _check(report, "partitions")
     assert not ok
-    assert "lacks P_Key 0x8a01" in text
+    assert "ib1-gpu0101 (0x02fab00030008021): P_Keys 0xffff, planned 0x7fff 0x8a01" in text
 
 
 def test_large_fabric_passes(tmp_path: Path) -> None:

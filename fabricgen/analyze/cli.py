@@ -24,12 +24,17 @@ class CountType(click.ParamType[str, Any]):
     name = "count"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from fabricgen.units import normalise_count
+
+        canonical, why = normalise_count(str(value))
+        if why:
+            self.fail(why, param, ctx)
         try:
-            if parse_count(str(value)) <= 0:
+            if parse_count(canonical) <= 0:
                 raise ValueError("must be more than 0")
         except ValueError as exc:
             self.fail(f"{value!r}: {exc} (pattern {COUNT_PATTERN})", param, ctx)
-        return str(value)
+        return canonical
 
 
 POSITIVE = click.FloatRange(min=0, min_open=True)

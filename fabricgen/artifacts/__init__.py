@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from fabricgen.artifacts.bom import bom
 from fabricgen.artifacts.cabling import cabling
+from fabricgen.artifacts.gitattributes import gitattributes
 from fabricgen.artifacts.hosts import hosts
 from fabricgen.artifacts.lab import lab
 from fabricgen.artifacts.readme import fabric_readme
 
-ARTIFACT_PRODUCERS = (fabric_readme, cabling, bom, hosts, lab)
+ARTIFACT_PRODUCERS = (fabric_readme, cabling, bom, hosts, lab, gitattributes)
 
-__all__ = ["ARTIFACT_PRODUCERS", "bom", "cabling", "fabric_readme", "hosts", "lab"]
+__all__ = ["ARTIFACT_PRODUCERS", "bom", "cabling", "fabric_readme", "gitattributes", "hosts", "lab"]

@@ -1,81 +1,18 @@
 """`README.md` of a rendered fabric: what a reviewer needs on one page of a pull request.
 
-Topology as a Mermaid flowchart (renders in GitHub/GitLab views; tiers top to bottom). Small
-fabrics show every switch with one edge per switch pair labelled with its bundle; past
-`DETAIL_LIMIT` switch pairs the diagram shows tiers as single nodes so it stays readable.
-Then tables: devices, address pools with utilisation, oversubscription, RoCE policy, InfiniBand
+Topology as a Mermaid flowchart (`diagram.py`: every switch for a small pod, grouped by pod,
+plane and rail otherwise). Then tables: devices, address pools with utilisation, oversubscription, RoCE policy, InfiniBand
 partitions. Everything comes from the plan; nothing is recomputed here except sums for display.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter, defaultdict
+from collections import Counter
 
 from fabricgen.artifacts.common import md_table
+from fabricgen.artifacts.diagram import DETAIL_LIMIT, mermaid
 from fabricgen.context import RenderContext
 from fabricgen.model import Plan
-
-DETAIL_LIMIT = 64
-"""Most switch-to-switch edges drawn one by one; beyond this the diagram aggregates by tier."""
-
-_ID = re.compile(r"[^A-Za-z0-9_]")
-
-
-def _node_id(name: str) -> str:
-    return "n_" + _ID.sub("_", name)
-
-
-def _bundle(count: int, speed: int) -> str:
-    return f"{count}x{speed}G"
-
-
-def mermaid(plan: Plan, detail_limit: int = DETAIL_LIMIT) -> str:
-    roles = list(dict.fromkeys(d.role for d in plan.devices))
-    by_role: dict[str, list[str]] = defaultdict(list)
-    role_of: dict[str, str] = {}
-    for device in plan.devices:
-        by_role[device.role].append(device.name)
-        role_of[device.name] = device.role
-    pairs: Counter[tuple[str, str, int]] = Counter()
-    servers: Counter[tuple[str, int]] = Counter()
-    server_names: dict[str, set[str]] = defaultdict(set)
-    for link in plan.links:
-        if link.a.device in role_of:
-            pairs[(link.a.device, link.z.device, link.speed)] += 1
-        else:
-            servers[(link.z.device, link.speed)] += 1
-            server_names[link.z.device].add(link.a.device)
-    lines = ["```mermaid", "flowchart TB"]
-    if len(pairs) <= detail_limit:
-        for role in roles:
-            lines.append(f'  subgraph {role}_tier["{role} tier ({len(by_role[role])})"]')
-            lines.append("    direction LR")
-            lines.extend(f'    {_node_id(name)}["{name}"]' for name in by_role[role])
-            lines.append("  end")
-        for (a, z, speed), count in sorted(pairs.items()):
-            lines.append(f'  {_node_id(z)} ---|"{_bundle(count, speed)}"| {_node_id(a)}')
-        for (leaf, speed), count in sorted(servers.items()):
-            node = _node_id(leaf) + "_servers"
-            lines.append(f'  {node}(["{len(server_names[leaf])} servers"])')
-            lines.append(f'  {_node_id(leaf)} ---|"{_bundle(count, speed)}"| {node}')
-    else:
-        tier_pairs: Counter[tuple[str, str, int]] = Counter()
-        for (a, z, speed), count in pairs.items():
-            tier_pairs[(role_of[a], role_of[z], speed)] += count
-        for role in roles:
-            lines.append(f'  {role}_tier["{len(by_role[role])} x {role}"]')
-        for (a_role, z_role, speed), count in sorted(tier_pairs.items()):
-            lines.append(f'  {z_role}_tier ---|"{_bundle(count, speed)}"| {a_role}_tier')
-        tier_servers: Counter[tuple[str, int]] = Counter()
-        for (leaf, speed), count in servers.items():
-            tier_servers[(role_of[leaf], speed)] += count
-        total = len(plan.servers)
-        for (role, speed), count in sorted(tier_servers.items()):
-            lines.append(f'  servers(["{total} servers"])')
-            lines.append(f'  {role}_tier ---|"{_bundle(count, speed)}"| servers')
-    lines.append("```")
-    return "\n".join(lines) + "\n"
 
 
 def _devices(plan: Plan) -> str:
@@ -163,7 +100,7 @@ def _roce(plan: Plan) -> str:
         ("host MTU (smallest switch-to-switch MTU)", plan.host_mtu),
     ]
     return (
-        "## RoCE policy\n\nHosts take the same values from `hosts.csv` / `hosts/`.\n\n"
+        "## RoCE policy\n\nHosts take the same values from `hosts.csv` (applied per server by `hosts/apply.sh`).\n\n"
         + md_table(("setting", "value"), rows)
         + _headroom(plan)
     )
@@ -229,3 +166,6 @@ def fabric_readme(plan: Plan, context: RenderContext) -> dict[str, str]:
     if plan.warnings:
         sections += ["## Warnings\n", "".join(f"- {w}\n" for w in plan.warnings)]
     return {"README.md": "\n".join(s for s in sections if s)}
+
+
+__all__ = ["DETAIL_LIMIT", "fabric_readme", "mermaid"]

@@ -14,20 +14,44 @@ from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import resolve_inventory_path
 from fabricgen.pipeline import Checked, load_and_plan
 
+INSTEAD = "compare two files instead: fabricgen diff OLD/fabric.yml NEW/fabric.yml"
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+
+
+def _fail(message: str, hint: str) -> FabricError:
+    return FabricError([Diagnostic(message, hint=hint)])
+
 
 def show(rev: str, path: Path) -> tuple[str, str]:
-    """(text of `path` at `rev`, its repository-relative name)."""
+    """(text of `path` at `rev`, its repository-relative name).
+
+    Each way this can fail gets its own message and what to do instead, rather than git's
+    `fatal:` text: no git, not a repository, an unknown revision, a file not committed there."""
     path = path.resolve()
     try:
-        top = subprocess.run(
-            ["git", "-C", str(path.parent), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        relative = path.relative_to(Path(top).resolve()).as_posix()
-        text = subprocess.run(["git", "-C", top, "show", f"{rev}:{relative}"], capture_output=True, text=True, check=True).stdout
-    except (OSError, ValueError, subprocess.CalledProcessError) as exc:
-        detail = exc.stderr.strip() if isinstance(exc, subprocess.CalledProcessError) else str(exc)
-        raise FabricError([Diagnostic(f"cannot read {path} at revision {rev!r}: {detail}")]) from None
-    return text, relative
+        top_run = _git("-C", str(path.parent), "rev-parse", "--show-toplevel")
+    except OSError:
+        raise _fail(f"diff --rev needs git, which is not installed; cannot read {path} at {rev!r}", INSTEAD) from None
+    if top_run.returncode != 0:
+        raise _fail(f"{path} is not in a git repository, so there is no revision {rev!r} of it", INSTEAD) from None
+    top = top_run.stdout.strip()
+    relative = path.relative_to(Path(top).resolve()).as_posix()
+    if _git("-C", top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").returncode != 0:
+        raise _fail(
+            f"unknown revision {rev!r} in {top}",
+            "name a branch, tag or commit that exists here (git branch -a; in CI fetch it first: git fetch origin main, "
+            "or actions/checkout with fetch-depth: 0)",
+        )
+    shown = _git("-C", top, "show", f"{rev}:{relative}")
+    if shown.returncode != 0:
+        raise _fail(
+            f"{relative} does not exist at revision {rev!r} (a new inventory, or one not committed yet)",
+            "commit it first, or for a new fabric review `fabricgen plan` and `fabricgen render` instead; " + INSTEAD,
+        )
+    return shown.stdout, relative
 
 
 def load_at_revision(rev: str, inventory: Path) -> Checked:

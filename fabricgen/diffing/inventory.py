@@ -2,8 +2,11 @@
 
 Compares two plans (and the device configs they render to): devices added, removed and
 changed; cables added and removed (a cable is identified by its two ends); loopback, ASN,
-management and interface address changes; and a unified diff of each changed device config.
-Everything is keyed by name, so the work is linear in the size of the fabric.
+management and interface address changes; policy changes by inventory key (`roce.dscp.data:
+26 -> 24`, address pools, the oversubscription limit); the host side (hosts.csv: NIC
+addresses, gateways, routes, MTU and RoCE settings, grouped by what changed); and a unified
+diff of each changed device config. Everything is keyed by name, so the work is linear in the
+size of the fabric.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricgen.allocate import ip_int
+from fabricgen.diffing.hostside import host_changes, policy_changes
 from fabricgen.model import Device, Link, Plan
 from fabricgen.render import RenderContext, device_configs, tidy
 
@@ -29,6 +33,11 @@ class PlanDiff:
     cables_removed: list[str] = field(default_factory=list)
     cables_changed: list[str] = field(default_factory=list)
     values_changed: list[str] = field(default_factory=list)
+    policy_changed: list[str] = field(default_factory=list)
+    hosts_changed: list[str] = field(default_factory=list)
+    """Host-side changes, one line per (hosts.csv column, old value, new value) with its NICs."""
+    host_nics_added: list[str] = field(default_factory=list)
+    host_nics_removed: list[str] = field(default_factory=list)
     config_diffs: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -109,6 +118,8 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
         if name in old_configs:
             result.config_diffs[name] = config_diff(name, old_configs[name], "")
     result.devices_changed = sorted(changed)
+    result.policy_changed = policy_changes(old, new)
+    result.hosts_changed, result.host_nics_added, result.host_nics_removed = host_changes(old, new)
     old_cables = {_cable_key(link): link for link in old.links}
     new_cables = {_cable_key(link): link for link in new.links}
     result.cables_added = [_cable_text(k) for k in sorted(set(new_cables) - set(old_cables))]
@@ -135,6 +146,10 @@ def report(diff: PlanDiff) -> str:
         ("cables removed", diff.cables_removed, "-"),
         ("cables changed", diff.cables_changed, "~"),
         ("addresses and ASNs changed", diff.values_changed, "~"),
+        ("policy changed", diff.policy_changed, "~"),
+        ("host NICs added (hosts.csv)", diff.host_nics_added, "+"),
+        ("host NICs removed (hosts.csv)", diff.host_nics_removed, "-"),
+        ("host settings changed (hosts.csv)", diff.hosts_changed, "~"),
     ):
         if items:
             lines.append(f"{title} ({len(items)}):")

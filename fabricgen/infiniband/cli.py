@@ -56,9 +56,7 @@ def _rendered(inventory: Path, build: Path | None) -> tuple[object, dict[str, st
 )
 @click.option("--sm", "sm_host", help="Subnet manager host to run (default: the planned master)")
 @click.option("--pairs", default=64, show_default=True, type=click.IntRange(1, 10000), help="Host pairs to trace")
-@click.option(
-    "--sample", default=16, show_default=True, type=click.IntRange(1, 10000), help="Ports per partition to query, members and others each"
-)
+@click.option("--sample", default=16, hidden=True, type=click.IntRange(1, 10000), help="Ignored: every HCA port's P_Keys are checked")
 @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600), help="Seconds to wait for SUBNET UP")
 @click.option("--no-standby", is_flag=True, help="Run only the master SM (default: also start the standbys and check they are STANDBY)")
 @click.option(

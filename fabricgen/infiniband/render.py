@@ -1,5 +1,6 @@
 """Render producer for InfiniBand fabrics: per subnet-manager host the OpenSM files
-(`opensm/<host>/...`) and the ibsim topology of the plan (`ib/ibsim.net`).
+(`opensm/<host>/...`), the ibsim topology of the plan (`ib/ibsim.net`) and the servers' host
+pages (`hosts/<server>.md`, `ib-hosts.csv`: P_Key index and SL for NCCL, see hosts.py).
 
 Every SM host gets the same routing, partition and QoS files (a standby must route the same
 way when it takes over); only `opensm.conf` differs (port GUID and priority).
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fabricgen.infiniband.hosts import ib_hosts
 from fabricgen.infiniband.topology import net_file
 from fabricgen.model import Plan
 from fabricgen.templating import environment
@@ -34,4 +36,5 @@ def opensm_files(plan: Plan, context: RenderContext) -> dict[str, str]:
         for name, text in shared.items():
             files[f"opensm/{sm.host}/{name}"] = text
     files["ib/ibsim.net"] = net_file(plan)
+    files.update(ib_hosts(plan, context))
     return files

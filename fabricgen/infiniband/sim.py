@@ -159,6 +159,28 @@ class Simulation:
         )
         return log
 
+    def stop_standbys(self) -> None:
+        for standby in self.standbys:
+            _stop(standby, standby.terminate)
+        self.standbys.clear()
+
+    def restart_opensm(self, config: Path, timeout: float) -> bool:
+        """Stop the master OpenSM and start it again on the same port; True once it logs SUBNET UP anew.
+
+        umad2sim has no MAD timeouts: an SMP lost while a standby binds its port leaves the
+        master waiting for it forever, and no sweep runs again (seen under load)."""
+        if self.opensm is not None:
+            opensm = self.opensm
+            _stop(opensm, opensm.terminate)
+        before = self.log().count("SUBNET UP")
+        self.start_opensm(config)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.log().count("SUBNET UP") > before:
+                return True
+            time.sleep(0.05)
+        return False
+
     def resweep(self) -> None:
         """SIGHUP the master OpenSM: re-read its files and run a heavy sweep now."""
         if self.opensm is not None and self.opensm.poll() is None:
@@ -221,9 +243,7 @@ class Simulation:
 
     def close(self) -> None:
         """Stop OpenSM, then ibsim; escalate to SIGKILL when a process ignores the polite way."""
-        for standby in self.standbys:
-            _stop(standby, standby.terminate)
-        self.standbys.clear()
+        self.stop_standbys()
         if self.opensm is not None:
             _stop(self.opensm, lambda: self.opensm.terminate() if self.opensm else None)
             self.opensm = None

@@ -22,13 +22,13 @@ from ipaddress import ip_network
 from typing import Any
 
 from fabricgen.allocate import Layout, PoolTally
-from fabricgen.aspath import relaxing_devices
 from fabricgen.catalog import models_for, platforms
 from fabricgen.loader import SourceMap
 from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
 from fabricgen.plan.guids import server_guids
 from fabricgen.plan.passes import infiniband as ib_plan
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
+from fabricgen.plan.passes.aspath import mark_as_path_multipath
 from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
 from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
@@ -114,9 +114,10 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         bool(doc["bgp"].get("aggregate_server_prefixes")),
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
-    relaxing = relaxing_devices(devices) if routed else frozenset()
+    if routed:
+        devices = mark_as_path_multipath(devices)
     limit = _route_limit(addressing) if routed else 0
-    devices = tuple(replace(d, as_path_multipath_relax=d.name in relaxing, maximum_routes=limit) for d in devices)
+    devices = tuple(replace(d, maximum_routes=limit) for d in devices)
     overrides = doc["cabling"].get("overrides", [])
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     if routed:

@@ -25,6 +25,17 @@ MAX_OP_VLS = {1: 1, 2: 2, 4: 3, 8: 4}
 """OpenSM's max_op_vls is an encoding: 1 = VL0, 2 = VL0-1, 3 = VL0-3, 4 = VL0-7."""
 
 
+def first_free_port(leaf: Device, taken: set[int]) -> int:
+    """The lowest port of `leaf` no server, uplink or earlier SM host uses; one past the last
+    port when none is free (the checks then say the leaf is full).
+
+    Counting from the planned interfaces, not from servers.per_leaf x ports_per_server: on a
+    rail-optimised fabric a leaf carries one port per server, whatever each server's NIC count.
+    """
+    used = {i.port for i in leaf.interfaces} | taken
+    return next((port for port in range(1, leaf.ports_total + 1) if port not in used), leaf.ports_total + 1)
+
+
 def pin_switch_guids(devices: tuple[Device, ...], doc: dict[str, Any]) -> tuple[Device, ...]:
     """Apply the `guids:` section to switches without a node pin."""
     pins = doc.get("guids", {})
@@ -65,7 +76,9 @@ def build_infiniband(
         qos_enabled=qos.get("enabled", False),
         qos_max_vls=max_vls,
         qos_sl2vl=tuple(qos.get("sl2vl") or [sl % max_vls for sl in range(16)]),
-        qos_vlarb_high=qos.get("vlarb_high", "0:4"),
+        # An empty high-priority table (every weight 0): OpenSM's built-in "0:4" would serve VL0,
+        # the default traffic, before every tenant VL in the low table (opensm(8), QOS CONFIGURATION).
+        qos_vlarb_high=qos.get("vlarb_high") or ",".join(f"{vl}:0" for vl in range(max_vls)),
         qos_vlarb_low=qos.get("vlarb_low") or ",".join(f"{vl}:64" for vl in range(max_vls)),
         guid_prefix=prefix,
         no_fallback=doc.get("routing", {}).get("no_fallback", False),
@@ -85,20 +98,33 @@ def build_infiniband(
         sweep_interval=opensm.get("sweep_interval", 10),
         sminfo_polling_timeout=opensm.get("sminfo_polling_timeout", 10000),
         polling_retry_number=opensm.get("polling_retry_number", 4),
+        **_vendor_features(opensm),
     )
     return plan, _placeholder_warnings(devices, servers, sms, pins, prefix)
+
+
+def _vendor_features(opensm: dict[str, Any]) -> dict[str, Any]:
+    """Congestion control (rendered for upstream OpenSM), SHARP and adaptive routing (intent only)."""
+    cc = opensm.get("congestion_control", {})
+    ar = opensm.get("adaptive_routing", {})
+    return {
+        "congestion_control": cc.get("enabled", False),
+        "cc_threshold": cc.get("threshold", 0),
+        "cc_marking_rate": cc.get("marking_rate", 0),
+        "sharp_enabled": opensm.get("sharp", {}).get("enabled", False),
+        "adaptive_routing_engine": ar.get("engine", "ar_updn") if ar.get("enabled", False) else "",
+    }
 
 
 def _subnet_managers(
     doc: dict[str, Any], by_name: dict[str, Server], leaves: list[Device], source: SourceMap, problems: list[Diagnostic]
 ) -> list[SubnetManager]:
     """Where each OpenSM runs: on a planned server's HCA, or on a dedicated host cabled to a
-    leaf (alternately the first and the last leaf unless `leaf:` is given) after its server ports."""
+    leaf (alternately the first and the last leaf unless `leaf:` is given) on its first free port."""
     prefix, pins = doc["guid_prefix"], doc.get("guids", {})
     leaf_names = {d.name for d in leaves}
-    per_leaf = doc["servers"]["per_leaf"] * doc["servers"]["ports_per_server"]
     sms: list[SubnetManager] = []
-    taken: dict[str, int] = {}
+    taken: dict[str, set[int]] = {}
     dedicated = 0
     for position, sm in enumerate(doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1"}]):
         host, priority = sm["host"], sm.get("priority", 15)
@@ -119,8 +145,8 @@ def _subnet_managers(
         if leaf not in leaf_names:
             problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
             continue
-        taken[leaf] = taken.get(leaf, 0) + 1
-        port = sm.get("port") or per_leaf + taken[leaf]
+        port = sm.get("port") or first_free_port(next(d for d in leaves if d.name == leaf), taken.get(leaf, set()))
+        taken.setdefault(leaf, set()).add(port)
         pin = pins.get(host, {})
         node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
         pinned_ports = pin.get("ports", [])

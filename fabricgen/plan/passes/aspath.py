@@ -9,9 +9,16 @@ it: a leaf whose uplinks reach the rest of the fabric through upper tiers with d
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from fabricgen.model import Device
+
+
+def mark_as_path_multipath(devices: tuple[Device, ...]) -> tuple[Device, ...]:
+    """The devices with `as_path_multipath_relax` set where the ASN design needs it."""
+    relaxing = relaxing_devices(devices)
+    return tuple(dataclasses.replace(d, as_path_multipath_relax=True) if d.name in relaxing else d for d in devices)
 
 
 def relaxing_devices(devices: Iterable[Device]) -> frozenset[str]:

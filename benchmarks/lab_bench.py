@@ -1,0 +1,120 @@
+"""Benchmark: `lab verify` boot and check time and memory at about 12, 96 and 300 switches.
+
+Run as root: `sudo python benchmarks/lab_bench.py [--sizes 12 96 288] [--drill]`. Each size is
+an inventory generated here (12 = the bundled pod-roce-400g example), booted once on FRR +
+lldpd in network namespaces, checked (checks 1-6; `--drill` adds the fault drill) and torn
+down. Memory: the proportional set size (Pss) of every process in the lab's namespaces, and
+how much MemAvailable fell while the lab ran (processes plus the kernel's namespaces, veths,
+routes). Wall-clock seconds on this machine; nothing is asserted (no timed tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fabricgen.lab import kernel  # noqa: E402  (after the path set-up above)
+from fabricgen.lab.lab import Lab  # noqa: E402
+from fabricgen.lab.run import CHECKS, new_report, run_checks  # noqa: E402
+from fabricgen.lab.topology import lab_topology  # noqa: E402
+from fabricgen.pipeline import load_and_plan  # noqa: E402
+
+COMMON = """
+roce: {no_drop_priority: 3, dscp: {data: 26, cnp: 48}}
+oversubscription: {max_ratio: 64}
+addressing: {loopbacks: 10.0.0.0/21, fabric: 10.64.0.0/11, servers: 10.128.0.0/12}
+"""
+INVENTORIES = {
+    "96": """fabric: {name: lb96, transport: roce}
+spines: {count: 32, model: arista-7060dx5-64s, platform: eos}
+leaves: {count: 64, model: arista-7060dx5-64s, platform: eos}
+uplinks: {per_spine: 1, speed: 400G}
+servers: {per_leaf: 4, ports_per_server: 8, speed: 400G}
+bgp: {spine_asn: 65000, leaf_asn: 65101, bfd: true}
+""",
+    "288": """fabric: {name: lb288, transport: roce}
+pods: {count: 4}
+leaves: {count: 32, model: arista-7060dx5-64s, platform: eos, name: "lb-p{pod}-leaf{index:02d}"}
+spines: {count: 32, model: arista-7060dx5-64s, platform: eos, name: "lb-p{pod}-spine{index:02d}"}
+superspines: {count: 1, model: arista-7060dx5-64s, platform: eos, name: "lb-ss{plane}-{index:02d}", per_spine: 2, speed: 400G}
+uplinks: {per_spine: 1, speed: 400G}
+servers: {per_leaf: 2, ports_per_server: 8, speed: 400G}
+bgp: {superspine_asn: 4200000001, spine_asn: 4200000101, leaf_asn: 4200001001, bfd: true}
+""",
+}
+
+
+def _inventory(size: str, folder: Path) -> Path:
+    if size == "12":
+        return ROOT / "inventories" / "pod-roce-400g"
+    path = folder / f"lab-{size}.yml"
+    path.write_text(INVENTORIES[size] + COMMON)
+    return path
+
+
+def _available_kib() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _pss_kib(prefix: str) -> int:
+    total = 0
+    for namespace in kernel.existing_namespaces(prefix):
+        for pid in kernel.namespace_pids(namespace):
+            try:
+                rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            except OSError:
+                continue
+            total += sum(int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:"))
+    return total
+
+
+def measure(size: str, drill: bool, folder: Path) -> dict[str, object]:
+    topology = lab_topology(load_and_plan(_inventory(size, folder)).plan)
+    names = [c for c in CHECKS if drill or c != "fault-drill"]
+    before = _available_kib()
+    start = time.monotonic()
+    report = new_report(topology)
+    with Lab(topology) as lab:
+        report.boot_seconds = time.monotonic() - start
+        checks_start = time.monotonic()
+        run_checks(lab, topology, names, report)
+        checks_seconds = time.monotonic() - checks_start
+        pss, used = _pss_kib(topology.prefix), before - _available_kib()
+    return {
+        "size": size,
+        "switches": len(topology.switches),
+        "servers": len(topology.servers),
+        "cables": len(topology.cables),
+        "boot_s": round(report.boot_seconds, 1),
+        "checks_s": round(checks_seconds, 1),
+        "total_s": round(time.monotonic() - start, 1),
+        "daemons_pss_mib": round(pss / 1024),
+        "mem_used_mib": round(used / 1024),
+        "passed": report.passed,
+        "failed": report.failed_checks(),
+        "seconds_per_check": {c.name: round(c.seconds, 1) for c in report.checks},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=["12", "96", "288"], choices=["12", *INVENTORIES])
+    parser.add_argument("--drill", action="store_true", help="include check 7, the fault drill")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        for size in args.sizes:
+            print(json.dumps(measure(size, args.drill, Path(folder))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

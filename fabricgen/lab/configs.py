@@ -1,0 +1,53 @@
+"""Rendered configs of the lab's daemons: FRR (`templates/frr/`) and lldpd, per switch.
+
+The same text runs in the local namespace lab and in the containerlab export. Lab timers are
+not planned values: they make a laptop-sized lab converge in seconds (BGP keepalive 1 s, hold
+3 s, connect retry 2 s, LLDP every second); BFD runs at the planned interval and multiplier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricgen.lab.topology import LabSwitch, LabTopology
+from fabricgen.render import tidy
+from fabricgen.templating import environment
+
+
+@dataclass(frozen=True, slots=True)
+class LabTimers:
+    keepalive: int = 1
+    hold: int = 3
+    connect_retry: int = 2
+    lldp_tx_interval: int = 1
+
+
+DEFAULT_TIMERS = LabTimers()
+
+
+def frr_config(topology: LabTopology, switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS, log_file: str = "/var/log/frr/frr.log") -> str:
+    """`frr.conf` of one switch (integrated config: vtysh hands zebra, bgpd and bfdd their parts)."""
+    template = environment().get_template("frr/frr.conf.j2")
+    return tidy(template.render(switch=switch, topology=topology, lab=timers, log_file=log_file))
+
+
+def lldpd_config(switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS) -> str:
+    """lldpd commands (lldpcli syntax) of one switch: its planned name, ports named by ifname."""
+    return (
+        f"configure system hostname {switch.name}\n"
+        "configure lldp portidsubtype ifname\n"
+        f"configure lldp tx-interval {timers.lldp_tx_interval}\n"
+        "configure system interface pattern swp*\n"
+    )
+
+
+DAEMONS_FILE = """# FRR daemons of a fabricgen lab node (containerlab export)
+zebra=yes
+bgpd=yes
+bfdd=yes
+staticd=no
+vtysh_enable=yes
+zebra_options=" -A 127.0.0.1 -s 90000000"
+bgpd_options=" -A 127.0.0.1"
+bfdd_options=" -A 127.0.0.1"
+"""
