@@ -6,7 +6,9 @@ here (EOS default DSCP map, platform MTU maxima) or from an independent calculat
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import ipaddress
 import math
 import re
@@ -105,7 +107,7 @@ def _interface_mtus(parsed: dict[str, tuple[str, HConfig]]) -> dict[tuple[str, s
 @pytest.mark.parametrize("inventory", ["inventories/pod-mixed", "tests/goldens/inventories/tiny-nxos"])
 def test_mtu_agrees_along_every_path(inventory: str) -> None:
     """Both ends of every cable print the same MTU, no larger than either platform accepts, and the
-    host pages set an MTU no larger than the smallest switch-to-switch cable (pod-mixed: EOS
+    host NIC table (hosts.csv) sets an MTU no larger than the smallest switch-to-switch cable (pod-mixed: EOS
     spines 9214 against NX-OS leaves 9216, so 9214 everywhere)."""
     plan, files = rendered(inventory)
     parsed = _parsed(inventory)
@@ -120,7 +122,7 @@ def test_mtu_agrees_along_every_path(inventory: str) -> None:
             (value,) = values
             assert value <= min(PLATFORM_MTU_MAX[platform[e.device]] for e in (link.a, link.z))
             fabric.append(value)
-    host = {int(m) for path, text in files.items() if path.startswith("hosts/") for m in re.findall(r" mtu (\d+)$", text, re.M)}
+    host = {int(row["mtu"]) for row in csv.DictReader(io.StringIO(files["hosts.csv"]))}
     assert host and max(host) <= min(fabric)
     if any(p == "eos" for p in platform.values()):
         assert max(host) <= PLATFORM_MTU_MAX["eos"]
