@@ -36,7 +36,7 @@ from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.headroom import with_headroom
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
-from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of
+from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
 from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
 from fabricgen.units import length_m
@@ -97,6 +97,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     addresses, device_tally = address_devices(tiers.everything, layout, pools, doc["bgp"], routed)
     lengths = doc["cabling"]["length"]
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, doc["uplinks"], per_superspine, routed)
+    nic = nic_model_of(doc["servers"], source)
     attachment = attachment_of(doc["servers"], doc["fabric"]["name"], length_m(lengths["server-leaf"]), speeds.server, routed, routed)
     host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
     attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(doc))
@@ -128,7 +129,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         devices = ib_plan.pin_switch_guids(devices, doc)
         infiniband, warnings = ib_plan.build_infiniband(doc, devices, list(attached.servers), source)
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
-    media = choose_media(links, devices, models, override_positions(overrides), source)
+    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,))
     bgp, services = doc["bgp"], doc.get("services", {})
     return Plan(
         name=doc["fabric"]["name"],
@@ -165,6 +166,7 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         ),
         pins=pins_of(tiers.everything, source),
         jobs=jobs_of(doc.get("jobs") or {}, source),
+        nics=(nic,),
         host_mtu=host_mtu if routed else 0,
     )
 
