@@ -12,6 +12,7 @@ from fabricgen.diagnostics import Diagnostic, FabricError, raise_if_errors
 from fabricgen.loader import load_inventory, resolve_inventory_path
 from fabricgen.model import Plan
 from fabricgen.plan.build import build_plan
+from fabricgen.plan.inputs import Inputs, inputs_of
 from fabricgen.schema import apply_defaults, normalise_units, validate_document
 
 
@@ -19,6 +20,8 @@ from fabricgen.schema import apply_defaults, normalise_units, validate_document
 class Checked:
     plan: Plan
     warnings: tuple[Diagnostic, ...]
+    inputs: Inputs
+    """The typed inventory the plan was built from (growth planning re-plans variations of it)."""
 
 
 def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
@@ -28,11 +31,11 @@ def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
     refused = {d.path for d in unit_problems}
     problems = unit_problems + [d for d in validate_document(data, document.source) if d.path not in refused]
     raise_if_errors(problems)
-    doc = apply_defaults(data)
-    plan = build_plan(doc, document.source)
-    findings = check_plan(plan, doc, document.source)
+    inputs = inputs_of(apply_defaults(data), document.source)
+    plan = build_plan(inputs)
+    findings = check_plan(plan, inputs)
     raise_if_errors(findings)
-    return Checked(plan, tuple(findings))
+    return Checked(plan, tuple(findings), inputs)
 
 
 __all__ = ["Checked", "FabricError", "load_and_plan"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from fabricgen.model import Plan
+from fabricgen.plan.inputs import Inputs
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -106,11 +106,11 @@ def print_summary(plan: Plan, console: Console) -> None:
             console.print(f"subnet manager {sm.host} priority {sm.priority}")
 
 
-def print_growth(plan: Plan, doc: dict[str, Any], console: Console, target: tuple[int, str] | None = None) -> None:
+def print_growth(plan: Plan, inputs: Inputs, console: Console, target: tuple[int, str] | None = None) -> None:
     """Growth headroom per pool and tier (`fabricgen.growth`), and with `target` what it needs."""
     from fabricgen.growth import dimensions, limits, sizing, units_for
 
-    found = dimensions(plan, doc)
+    found = dimensions(plan, inputs)
     if not found:
         return
     for dimension in found:

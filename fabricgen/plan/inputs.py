@@ -261,8 +261,6 @@ class Inputs:
     addressing: AddressingInput | None
     bgp: BgpInput
     roce: RoceInput
-    roce_keys: frozenset[str]
-    """Keys written under `roce:` in the file (a check points at a written key if there is one)."""
     max_oversubscription: float
     cabling: CablingInput
     services: ServicesInput
@@ -298,7 +296,6 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         addressing=_addressing(doc["addressing"]) if "addressing" in doc else None,
         bgp=_bgp(doc["bgp"]),
         roce=_roce(doc["roce"]),
-        roce_keys=frozenset(doc.get("roce", {})),
         max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
         cabling=_cabling(doc["cabling"]),
         services=_services(doc["services"]),
@@ -313,6 +310,13 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         models=doc.get("models", {}),
         jobs=doc.get("jobs") or {},
     )
+
+
+def default_subnet_manager(fabric: str) -> SubnetManagerInput:
+    """The one OpenSM host of an InfiniBand fabric without `subnet_managers:`, `<fabric>-sm1`,
+    with the schema's defaults (`priority`)."""
+    entry = apply_defaults({"subnet_managers": [{"host": f"{fabric}-sm1"}]})["subnet_managers"][0]
+    return _subnet_manager(entry, 0)
 
 
 def _tier(tier: Mapping[str, Any], key: str) -> TierInput:
@@ -365,7 +369,12 @@ def _servers(servers: Mapping[str, Any]) -> ServersInput:
 def _addressing(addressing: Mapping[str, Any]) -> AddressingInput:
     get = addressing.get
     return AddressingInput(
-        addressing["loopbacks"], addressing["fabric"], get("servers"), addressing["server_mode"], get("management"), get("management_gateway")
+        addressing["loopbacks"],
+        addressing["fabric"],
+        get("servers"),
+        addressing["server_mode"],
+        get("management"),
+        get("management_gateway"),
     )
 
 
@@ -397,7 +406,8 @@ def _roce(roce: Mapping[str, Any]) -> RoceInput:
 
 def _cabling(cabling: Mapping[str, Any]) -> CablingInput:
     overrides = tuple(
-        CableOverride(("cabling", "overrides", i), o["device"], o["interface"], o["length"]) for i, o in enumerate(cabling.get("overrides", []))
+        CableOverride(("cabling", "overrides", i), o["device"], o["interface"], o["length"])
+        for i, o in enumerate(cabling.get("overrides", []))
     )
     return CablingInput(dict(cabling["length"]), overrides)
 
@@ -415,7 +425,14 @@ def _services(services: Mapping[str, Any]) -> ServicesInput:
 def _subnet_manager(sm: Mapping[str, Any], position: int) -> SubnetManagerInput:
     get = sm.get
     return SubnetManagerInput(
-        ("subnet_managers", position), sm["host"], sm["priority"], get("guid"), get("management"), get("node_guid"), get("leaf"), get("port")
+        ("subnet_managers", position),
+        sm["host"],
+        sm["priority"],
+        get("guid"),
+        get("management"),
+        get("node_guid"),
+        get("leaf"),
+        get("port"),
     )
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from fabricgen import allocate
 from fabricgen.allocate import Layout, PoolTally, ipv4
 from fabricgen.model import Endpoint, Interface, Link, Server, ServerNic
+from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
 
@@ -72,16 +72,16 @@ class _RailServer:
     nics: list[ServerNic] = field(default_factory=list)
 
 
-def attachment_of(servers: Mapping[str, Any], fabric: str, length_m: float, speed: int, routed: bool, roce: bool) -> Attachment:
-    rail_mode = servers.get("attachment", "leaf") == "rail"
+def attachment_of(servers: ServersInput, fabric: str, length_m: float, speed: int, routed: bool, roce: bool) -> Attachment:
+    rail_mode = servers.attachment == "rail"
     return Attachment(
-        per_leaf=servers["per_leaf"],
-        ports_per_server=servers["ports_per_server"],
+        per_leaf=servers.per_leaf,
+        ports_per_server=servers.ports_per_server,
         speed=speed,
-        name=servers["name"],
+        name=servers.name,
         fabric=fabric,
-        rails=(servers.get("rails") or servers["ports_per_server"]) if rail_mode else 0,
-        vlan=servers.get("vlan", 0),
+        rails=(servers.rails or servers.ports_per_server) if rail_mode else 0,
+        vlan=servers.vlan,
         length_m=length_m,
         routed=routed,
         roce=roce,
