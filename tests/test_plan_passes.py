@@ -6,7 +6,10 @@ rails), not read back from the code under test. The goldens cover the passes tog
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from ipaddress import IPv4Address
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +21,7 @@ from fabricgen.loader import SourceMap
 from fabricgen.model import Endpoint, Link
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.guids import hca_guids, switch_guid
+from fabricgen.plan.inputs import CableOverride, Inputs, inputs_of
 from fabricgen.plan.passes.addressing import asn_of, pools_of
 from fabricgen.plan.passes.cabling import apply_overrides
 from fabricgen.plan.passes.connect import Stage, connect
@@ -26,7 +30,6 @@ from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attachment, attach_servers
 from fabricgen.plan.passes.speeds import link_speeds
-from fabricgen.plan.inputs import CableOverride, Inputs, inputs_of
 from fabricgen.schema import apply_defaults
 from tests.conftest import EXAMPLES
 
@@ -198,3 +201,30 @@ def test_placeholder_guids_are_distinct_across_kinds_and_numbers() -> None:
     switches = {switch_guid(prefix, role, n) for role in ("spine", "leaf", "superspine") for n in range(1, 200)}
     hcas = {hca_guids(prefix, leaf_number=leaf, index=i, ports=8)[0] for leaf in range(1, 50) for i in range(1, 9)}
     assert len(switches) == 3 * 199 and len(hcas) == 49 * 8 and not switches & hcas
+
+
+def test_inputs_take_every_default_from_the_schema() -> None:
+    """Defaults in the typed view are the schema's, read here straight from the JSON file."""
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "fabric.schema.json").read_text(encoding="utf-8"))
+    props = schema["properties"]
+    view = _doc(bgp={})
+    assert view.bgp.superspine_asn == props["bgp"]["properties"]["superspine_asn"]["default"]
+    assert view.uplinks.per_spine == props["uplinks"]["properties"]["per_spine"]["default"]
+    assert view.guid_prefix == props["guid_prefix"]["default"]
+    assert view.cabling.length["spine-superspine"] == props["cabling"]["properties"]["length"]["properties"]["spine-superspine"]["default"]
+    assert view.opensm.sminfo_polling_timeout == props["opensm"]["properties"]["sminfo_polling_timeout"]["default"]
+    assert view.bgp.maximum_paths is None and view.superspines is None and view.addressing is not None
+
+
+def test_inputs_keep_the_key_path_of_every_pin() -> None:
+    view = _doc()
+    (pin,) = view.leaves.nodes
+    assert (pin.path, pin.index, pin.asn, pin.name) == (("leaves", "nodes", 0), 2, 65555, None)
+    found = view.source.diagnostic((*pin.path, "asn"), "x")
+    assert (found.path, found.line, found.column) == ("leaves.nodes[0].asn", 12, 30)
+
+
+def test_inputs_are_frozen() -> None:
+    view = _doc()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.uplinks.per_spine = 2  # type: ignore[misc]

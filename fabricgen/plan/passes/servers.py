@@ -130,6 +130,7 @@ def attach_servers(
     return Attached(tuple(servers), tuple(links), sides, tally)
 
 
+# long: one loop over (server, NIC) on purpose, see the docstring (planning time at 5,000 switches).
 def _leaf_servers(
     leaf: TierNode,
     first: TierNode,
