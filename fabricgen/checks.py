@@ -1,8 +1,8 @@
 """Semantic checks on a finished plan. Each check is a small function returning diagnostics
 that name the items involved; `check_plan` runs them all so every problem shows at once.
 
-The checks read the plan (and the source map, to point at the inventory key to change); they
-never modify anything. Each is linear in the size of the fabric.
+The checks read the plan (and the typed inputs with their source map, to point at the
+inventory key to change, e.g. a pinned `leaves.nodes[0].name`); they never modify anything. Each is linear in the size of the fabric.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ def _tier_of(inputs: Inputs, role: str) -> TierInput | None:
 def _node_path(inputs: Inputs, role: str, index: int, field: str) -> PathKey:
     """The `nodes:` entry (and its `field` when pinned) of device `index` of a tier, else the tier."""
     tier = _tier_of(inputs, role)
-    key = {"spine": "spines", "leaf": "leaves"}.get(role, role)
-    for node in tier.nodes if tier else ():
+    if tier is None:
+        return ()
+    for node in tier.nodes:
         if node.index == index:
             return (*node.path, field) if getattr(node, field) is not None else node.path
-    return (key,)
+    return tier.path
 
 
 def check_pools(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
