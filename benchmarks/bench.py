@@ -91,6 +91,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     from fabricgen.plan.inputs import inputs_of
     from fabricgen.render import RenderContext, render_files
     from fabricgen.schema import apply_defaults, validate_document
+    from fabricgen.validation import check_document, check_planned, check_raw
     from fabricgen.write import write_tree
 
     gc.disable()  # as `fabricgen` does for each command (cli.pause_garbage_collector)
@@ -102,14 +103,15 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         times: dict[str, float] = {}
         start = time.perf_counter()
         document = load_inventory(source)
-        problems = validate_document(document.data, document.source)
+        problems = validate_document(document.data, document.source) + check_raw(document.data, document.source)
         assert not problems, problems
         doc = apply_defaults(document.data)
+        assert not [d for d in check_document(doc, document.source) if d.is_error]
         times["validate"] = time.perf_counter() - start
         start = time.perf_counter()
         inputs = inputs_of(doc, document.source)
         plan = build_plan(inputs)
-        findings = [d for d in check_plan(plan, inputs) if d.is_error]
+        findings = [d for d in check_plan(plan, inputs) + check_planned(plan, doc, document.source) if d.is_error]
         assert not findings, findings[:3]
         times["plan"] = time.perf_counter() - start
         start = time.perf_counter()

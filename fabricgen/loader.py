@@ -39,13 +39,19 @@ _PLAIN_TAGS = {
 
 
 def format_path(path: PathKey) -> str:
-    """('leaves', 'nodes', 2, 'asn') -> 'leaves.nodes[2].asn'."""
+    """('leaves', 'nodes', 2, 'asn') -> 'leaves.nodes[2].asn'. Keys with control characters are
+    shown escaped, so a diagnostic cannot write escape sequences to the user's terminal.
+
+    >>> print(format_path(("jobs", "train\\x1b[2J", "gpus")))
+    jobs.train\\x1b[2J.gpus
+    """
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += f".{part}" if text else str(part)
+            shown = part if part.isprintable() else part.encode("unicode_escape").decode("ascii")
+            text += f".{shown}" if text else shown
     return text
 
 
@@ -95,11 +101,52 @@ def load_inventory(path: Path, display_name: str | None = None) -> LoadedDocumen
         raise FabricError([Diagnostic(f"cannot read inventory: {exc.strerror or exc}", file=name)]) from None
     if len(raw) > MAX_FILE_BYTES:
         raise FabricError([Diagnostic(f"file is larger than {MAX_FILE_BYTES} bytes", file=name)])
+    return parse_inventory_text(decode_inventory(raw, name), name)
+
+
+_UTF16_BOMS = {b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe\xff": "UTF-16 (big-endian)"}
+
+
+def decode_inventory(raw: bytes, name: str) -> str:
+    """UTF-8 text, or a FabricError saying where decoding failed (line, column and byte offset).
+
+    UTF-16 files (what some Windows editors save) are named as such, and NUL bytes, which YAML
+    forbids and no text editor writes, are refused where they are.
+
+    >>> try:
+    ...     decode_inventory(b"fabric:\\n  name: caf\\xe9\\n", "f.yml")
+    ... except FabricError as exc:
+    ...     print(exc.diagnostics[0].format())
+    f.yml:2:12: not UTF-8 text: byte 0xe9 at byte 19 cannot be decoded (hint: save the file as UTF-8)
+    """
+    for bom, encoding in _UTF16_BOMS.items():
+        if raw.startswith(bom) and not raw.startswith(b"\xff\xfe\x00\x00"):
+            raise FabricError(
+                [Diagnostic(f"the file is {encoding} text (byte-order mark at byte 0), not UTF-8", "", name, 1, 1, "save it as UTF-8")]
+            )
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line, column = _line_column(raw, nul)
+        utf16 = raw.count(b"\x00") * 3 > len(raw)  # ASCII in UTF-16: every other byte is NUL
+        hint = "the file looks like UTF-16 text; save it as UTF-8" if utf16 else "remove it; YAML text cannot hold NUL bytes"
+        raise FabricError([Diagnostic(f"NUL byte at byte {nul}", "", name, line, column, hint)])
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FabricError([Diagnostic(f"not UTF-8 text (byte {exc.start})", file=name)]) from None
-    return parse_inventory_text(text, name)
+        line, column = _line_column(raw, exc.start)
+        bad = raw[exc.start : exc.start + 1].hex()
+        message = f"not UTF-8 text: byte 0x{bad} at byte {exc.start} cannot be decoded"
+        raise FabricError([Diagnostic(message, "", name, line, column, "save the file as UTF-8")]) from None
+
+
+def _line_column(raw: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in bytes) of a byte offset.
+
+    >>> _line_column(b"ab\\ncd", 4)
+    (2, 2)
+    """
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    return raw.count(b"\n", 0, offset) + 1, offset - line_start + 1
 
 
 def parse_inventory_text(text: str, name: str) -> LoadedDocument:

@@ -14,6 +14,7 @@ from fabricgen.model import Plan
 from fabricgen.plan.build import build_plan
 from fabricgen.plan.inputs import Inputs, inputs_of
 from fabricgen.schema import apply_defaults, normalise_units, validate_document
+from fabricgen.validation import check_document, check_planned, check_raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,10 +31,17 @@ def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
     data, unit_problems = normalise_units(document.data, document.source)
     refused = {d.path for d in unit_problems}
     problems = unit_problems + [d for d in validate_document(data, document.source) if d.path not in refused]
+    problems += check_raw(document.data, document.source)
     raise_if_errors(problems)
-    inputs = inputs_of(apply_defaults(data), document.source)
-    plan = build_plan(inputs)
-    findings = check_plan(plan, inputs)
+    doc = apply_defaults(data)
+    early = check_document(doc, document.source)
+    raise_if_errors(early)
+    inputs = inputs_of(doc, document.source)
+    try:
+        plan = build_plan(inputs)
+    except FabricError as exc:  # keep the early warnings with the planner's errors
+        raise FabricError(early + exc.diagnostics) from None
+    findings = early + check_plan(plan, inputs) + check_planned(plan, doc, document.source)
     raise_if_errors(findings)
     return Checked(plan, tuple(findings), inputs)
 

@@ -48,6 +48,9 @@ _PATTERN_HINTS = {
 }
 
 
+_ASN_HINT = "AS 0 (RFC 7607) and AS 4294967295 (RFC 7300) are reserved"
+
+
 REQUIRED_BECAUSE = {
     "addressing": (
         "addressing is required for RoCE fabrics (fabric.transport: roce, the default): every loopback, "
@@ -133,7 +136,8 @@ def _message(error: jsonschema.ValidationError, source: SourceMap) -> list[Diagn
         return [source.diagnostic(path, f"{_describe(value)} is not in the expected form", hint=hint)]
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         bound = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than", "exclusiveMaximum": "less than"}[kind]
-        return [source.diagnostic(path, f"must be {bound} {error.validator_value}, got {_describe(value)}")]
+        hint = _ASN_HINT if path and str(path[-1]).endswith("asn") else ""
+        return [source.diagnostic(path, f"must be {bound} {error.validator_value}, got {_describe(value)}", hint=hint)]
     if kind == "format":
         return [source.diagnostic(path, f"{_describe(value)} is not a valid {error.validator_value} address")]
     if kind in ("minItems", "maxItems"):
@@ -145,6 +149,18 @@ def _message(error: jsonschema.ValidationError, source: SourceMap) -> list[Diagn
     if kind == "propertyNames":
         return [source.diagnostic(path, error.message)]
     return [source.diagnostic(path, error.message)]
+
+
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """Only a written integer is one: JSON Schema would accept 4.0 (and -0.0) as an integer,
+    and a float count or index then fails deep inside the planner."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
 
 
 _NORMALISERS = {
@@ -188,7 +204,7 @@ def normalise_units(data: Any, source: SourceMap) -> tuple[Any, list[Diagnostic]
 
 def validate_document(data: Any, source: SourceMap) -> list[Diagnostic]:
     """Every schema violation in `data`, sorted by position."""
-    validator = jsonschema.Draft202012Validator(fabric_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    validator = _Validator(fabric_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     diagnostics: list[Diagnostic] = []
     for error in validator.iter_errors(data):
         diagnostics.extend(_message(error, source))

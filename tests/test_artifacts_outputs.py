@@ -185,11 +185,24 @@ def test_artifacts_are_identical_across_hash_seeds(tmp_path: Path) -> None:
 
 
 def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> None:
+    """`validate` refuses routed servers without addressing.servers; the host pages still cope
+    with a plan that has no server addresses (built here without that check)."""
+    from fabricgen.diagnostics import FabricError
+    from fabricgen.loader import load_inventory
+    from fabricgen.pipeline import build_plan  # wherever the planner lives
+    from fabricgen.plan.inputs import inputs_of
+    from fabricgen.schema import apply_defaults
     from tests.fabrics import fabric, write
 
     doc = fabric()
     del doc["addressing"]["servers"]
-    plan = load_and_plan(write(tmp_path, doc)).plan
+    path = write(tmp_path, doc)
+    with pytest.raises(FabricError) as refused:
+        load_and_plan(path)
+    assert refused.value.diagnostics[0].path == "addressing"
+    assert "addressing.servers is missing" in refused.value.diagnostics[0].message
+    document = load_inventory(path)
+    plan = build_plan(inputs_of(apply_defaults(document.data), document.source))
     files = hosts(plan, RenderContext())
     (tmp_path / "hosts").mkdir()
     for name, text in files.items():

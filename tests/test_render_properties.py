@@ -33,6 +33,8 @@ def policies(draw: st.DrawFn) -> dict[str, Any]:
     low = draw(st.integers(1, 5000))
     high = draw(st.integers(low + 1, 20000))
     unit = draw(st.sampled_from(["KB", "B"]))
+    timeout, recovery = draw(st.integers(10, 2000)), draw(st.integers(10, 5000))
+    polling = draw(st.integers(5, min(100, min(timeout, recovery) // 2)))  # EOS: at most half of either
     return {
         "no_drop_priority": priority,
         "dscp": {"data": data_dscp, "cnp": cnp_dscp},
@@ -40,9 +42,9 @@ def policies(draw: st.DrawFn) -> dict[str, Any]:
         "ecn": {"enabled": draw(st.booleans()), "min": f"{low}{unit}", "max": f"{high}{unit}", "probability": draw(st.integers(1, 100))},
         "pfc_watchdog": {
             "enabled": draw(st.booleans()),
-            "timeout_ms": draw(st.integers(10, 2000)),
-            "recovery_ms": draw(st.integers(10, 5000)),
-            "polling_ms": draw(st.integers(5, 100)),
+            "timeout_ms": timeout,
+            "recovery_ms": recovery,
+            "polling_ms": polling,
         },
         "bandwidth_percent": draw(st.integers(1, 99)),
     }

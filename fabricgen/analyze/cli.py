@@ -7,15 +7,14 @@ imports (NumPy, matplotlib) happen only when the command runs, so other commands
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
 from fabricgen.analyze.counts import COUNT_PATTERN, parse_count
+from fabricgen.write import atomic_write_text
 
 
 class CountType(click.ParamType[str, Any]):
@@ -152,17 +151,5 @@ def _write_markdown(path: Path, result: dict[str, Any]) -> None:
 
 
 def _atomic_write(target: Path, content: str) -> None:
-    """Write through a temporary file and rename; the file gets the mode `open()` would give it
-    (0644 under the usual umask 022), not mkstemp's private 0600."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Atomic, and 0666 minus the umask like any other output (see fabricgen.write)."""
+    atomic_write_text(target, content)

@@ -9,12 +9,11 @@ commands never survive into a change window. Running backups are read as `<devic
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.diffing.running import Remediation
+from fabricgen.write import atomic_write_text
 
 
 def read_configs(folder: Path) -> dict[str, str]:
@@ -35,15 +34,8 @@ def rendered_from_build(out: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Atomic, and 0666 minus the umask like any other output (see fabricgen.write)."""
+    atomic_write_text(path, text)
 
 
 def write_remediation(out: Path, remediations: list[Remediation]) -> None:
