@@ -22,6 +22,12 @@ def _read_data(name: str) -> dict[str, Any]:
 
 
 @cache
+def catalog_data(name: str) -> Any:
+    """A whole data file (`rollout.yml`), parsed once per process."""
+    return _read_data(name)
+
+
+@cache
 def catalog_section(name: str) -> Any:
     """One top-level section of `data/catalog.yml` (`optics`, `containerlab`, `hier_config`),
     parsed once per process, so every module reads the catalog the same way."""

@@ -36,3 +36,26 @@ def test_limit_renders_only_the_selected_hosts() -> None:
     plan = load_and_plan(EXAMPLES / "pod-mixed").plan
     files = ansible_host_vars(plan, RenderContext(limit=frozenset({"pod2-leaf01"})))
     assert list(files) == ["ansible/host_vars/pod2-leaf01.yml"]
+
+
+def test_every_tier_of_the_plan_is_under_switches_in_rollout_order() -> None:
+    plan = load_and_plan(EXAMPLES / "cluster-3tier").plan
+    document = yaml.safe_load(ansible_inventory(plan, RenderContext())["ansible/hosts.yml"])["all"]
+    roles = {d.role for d in plan.devices}
+    assert roles == {"superspine", "spine", "leaf"}
+    assert document["vars"]["fabricgen_tiers"] == ["superspines", "spines", "leaves"]
+    assert set(document["children"]["switches"]["children"]) == {"superspines", "spines", "leaves"}
+    counted = sum(len(document["children"][tier]["hosts"]) for tier in document["vars"]["fabricgen_tiers"])
+    assert counted == len(plan.devices)
+
+
+def test_lldp_plan_is_the_cabling_of_each_switch() -> None:
+    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    files = ansible_host_vars(plan, RenderContext())
+    ends = {(link.a.device, link.a.interface): (link.z.device, link.z.interface) for link in plan.links}
+    ends |= {z: a for a, z in ends.items()}
+    for device in plan.devices:
+        data = yaml.safe_load(files[f"ansible/host_vars/{device.name}.yml"])
+        for entry in data["fabricgen_lldp_plan"]:
+            assert ends[(device.name, entry["interface"])] == (entry["peer"], entry["peer_interface"])
+        assert len(data["fabricgen_lldp_plan"]) == len(data["fabricgen_fabric_interfaces"])

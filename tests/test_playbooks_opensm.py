@@ -147,6 +147,10 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
         "opensm_deploy_reload_command": [*control, "reload", str(live), str(state)],
         "opensm_deploy_restart_command": [*control, "restart", str(live), str(state)],
         "opensm_deploy_status_command": [*control, "status", str(live), str(state)],
+        "opensm_deploy_sminfo_command": [*control, "sminfo", str(live), str(state)],
+        "opensm_deploy_subnet_up_command": ["grep", "-c", "SUBNET UP", str(state / "opensm.log")],
+        "opensm_deploy_wait_delay": 1,
+        "opensm_deploy_wait_retries": 2,
     }
     inventory.write_text(yaml.safe_dump({"all": {"hosts": {host: host_vars}}}))
     runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", inventory], {"FABRICGEN_CHANGE_ID": "CHG7"})
@@ -235,3 +239,24 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
     assert bad.returncode != 0
     assert "Unrecognized token" in bad.stdout + bad.stderr
     assert sm.live_digests() == live and sm.events() == events
+
+    # 8. A reload that leaves the subnet without the planned master fails the host: the wait reads
+    #    `sminfo` (the stand-in answers with the priority it loaded), not the systemd state.
+    (sm.rendered / "opensm.conf").write_text(rendered_conf.replace("sm_priority 15", "sm_priority 3"))
+    wrong = sm.run("deploy.yml", "--tags", "opensm_conf")
+    assert wrong.returncode != 0
+    assert "The subnet's master SM is the planned one" in wrong.stdout and "priority 3 state 3 SMINFO_MASTER" in wrong.stdout
+    assert sm.events()[-1] == "reload"
+
+
+def test_the_reload_addresses_the_instance_unit_of_the_planned_port_guid(tmp_path: Path) -> None:
+    """Debian 12's opensm.service is a oneshot wrapper; the daemon runs in opensm@<port GUID>."""
+    build, host = _render_ib(tmp_path)
+    sm_vars = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]["opensm"]["hosts"][host]
+    plan = json.loads((build / "plan.json").read_text())
+    planned = {sm["host"]: sm["port_guid"] for sm in plan["infiniband"]["subnet_managers"]}
+    assert sm_vars["opensm_port_guid"] == planned[host]
+    defaults = yaml.safe_load((ROOT / "playbooks" / "roles" / "opensm_deploy" / "defaults" / "main.yml").read_text())
+    assert defaults["opensm_deploy_service"] == "opensm@{{ opensm_port_guid }}.service"
+    for command in ("reload", "restart", "status"):
+        assert defaults[f"opensm_deploy_{command}_command"][-1] == "{{ opensm_deploy_service }}"

@@ -1,16 +1,16 @@
 """deploy.yml / rollback.yml on EOS and NX-OS, end to end against STAND-IN device APIs.
 
-The stand-ins (tests/standins/device_api.py) speak eAPI and NX-API over HTTP on 127.0.0.1 and
-record what they are asked to do. They prove the playbooks' logic: order (canary spine, canary
-leaf, batches), check mode changing nothing, commit timer + confirm, rollback on a failed
-post-check, the rollout stopping before the next batch, --limit and tags. They do not prove
-EOS or NX-OS CLI syntax: only a real device or a vendor VM can.
+The stand-ins (tests/standins/device_api.py) speak eAPI and NX-API over HTTP on 127.0.0.1. They
+authenticate against the users in their own running config, have a clock (an unconfirmed commit
+rolls back when it expires), and derive BGP from the committed configs of both ends as the
+vendors' own parsers read them (tests/standins/routing.py). They prove the playbooks' logic:
+pre-flight, canaries among changing switches, batches, check mode, commit timer + confirm,
+post-checks against a baseline, truthful rollback, lockout refusal, drift refusal. They do not
+prove EOS or NX-OS CLI syntax: only a real device or a vendor VM can.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
 import shutil
 import subprocess
@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.standins.device_api import INITIAL_CONFIG, StandinDevice, StandinFabric
+from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
+from tests.standins.routing import ConfigRouting
 from tests.standins.runner import BIN, PlaybookRunner, marked_pids
 
 pytestmark = pytest.mark.skipif(shutil.which("ansible-playbook", path=str(BIN)) is None, reason="needs the deploy extra (ansible)")
@@ -31,92 +32,52 @@ FABRIC = """\
 fabric: {name: lab1, description: deploy test fabric for the stand-in devices, transport: roce}
 spines: {count: 2, model: arista-7060x6-64pe, platform: eos, name: "lab1-spine{index:02d}"}
 leaves: {count: 2, model: cisco-n9k-9364d-gx2a, platform: nxos, name: "lab1-leaf{index:02d}"}
-uplinks: {per_spine: 2, speed: 400G}
-servers: {per_leaf: 1, ports_per_server: 4, speed: 400G}
+uplinks: {per_spine: 1, speed: 400G}
+servers: {per_leaf: 1, ports_per_server: 2, speed: 400G}
 addressing: {loopbacks: 10.20.0.0/24, fabric: 10.21.0.0/22, servers: 10.22.0.0/16, management: 192.168.20.0/24}
 bgp: {spine_asn: 65000, leaf_asn: 65101}
 """
+SWITCHES = ["lab1-leaf01", "lab1-leaf02", "lab1-spine01", "lab1-spine02"]
+SECRETS = ("secret 0 standin", "password 0 standin", "secret 0 factory", "password 0 factory")
 
 
 @dataclass
 class Lab:
     build: Path
+    stage: Path
     fabric: StandinFabric
+    clock: StandinClock
     runner: PlaybookRunner
     order: list[str]
 
     def device(self, name: str) -> StandinDevice:
         return self.fabric.devices[name]
 
-    def run(self, playbook: str, *args: str) -> subprocess.CompletedProcess[str]:
-        result = self.runner.run(playbook, *args)
-        self.runner.stop_leftovers()
-        return result
+    def run(self, playbook: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        saved = dict(self.runner.env_extra)
+        self.runner.env_extra.update(env or {})
+        try:
+            return self.runner.run(playbook, *args, timeout=1200)  # the CI machine may be loaded
+        finally:
+            self.runner.env_extra = saved
+            self.runner.stop_leftovers()
+
+    def commits(self) -> list[str]:
+        return [entry.split(":")[0] for entry in self.order if entry.endswith(":commit-timer")]
 
 
-def _serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, threading.Thread]:
-    """The HTTP server the NX-OS stand-ins pull configs from (`nxos_deploy_transfer: pull`)."""
+def _serve(directory: Path) -> tuple[object, threading.Thread]:
+    """The HTTP server the NX-OS stand-ins pull staged files from: it serves the stage folder
+    only (never build/)."""
+    import functools
+    import http.server
+
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
     handler.log_message = lambda *args: None  # type: ignore[attr-defined]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     return server, thread
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
-    (tmp_path / "inv").mkdir()
-    (tmp_path / "inv" / "fabric.yml").write_text(FABRIC)
-    build = tmp_path / "build" / "lab1"
-    subprocess.run([str(BIN / "fabricgen"), "render", str(tmp_path / "inv"), "-o", str(build)], check=True, capture_output=True)
-    fabric = StandinFabric()
-    files_server, files_thread = _serve(build)
-    order: list[str] = []
-    overrides: dict[str, dict[str, object]] = {}
-    hosts = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]
-    platform_of = {name: group for group in ("eos", "nxos") for name in hosts[group]["hosts"]}
-    for name, platform in sorted(platform_of.items()):
-        host_vars = yaml.safe_load((build / "ansible" / "host_vars" / f"{name}.yml").read_text())
-        device = StandinDevice(
-            name,
-            platform,
-            neighbors=[n["address"] for n in host_vars["fabricgen_bgp_neighbors"]],
-            fabric_interfaces=host_vars["fabricgen_fabric_interfaces"],
-            roce_interfaces=host_vars["fabricgen_roce_interfaces"],
-        )
-        device.record = _ordered(device, order)  # type: ignore[method-assign]
-        port = fabric.add(device)
-        overrides[name] = {"ansible_host": "127.0.0.1", "ansible_httpapi_port": port, "ansible_httpapi_use_ssl": False}
-    standin_inventory = tmp_path / "standin.yml"
-    standin_inventory.write_text(
-        yaml.safe_dump(
-            {
-                "all": {
-                    "hosts": overrides,
-                    "vars": {
-                        "nxos_deploy_transfer": "pull",
-                        "nxos_deploy_pull_url": f"http://127.0.0.1:{files_server.server_address[1]}",
-                        "eos_deploy_postcheck_retries": 1,
-                        "eos_deploy_postcheck_delay": 0,
-                        "nxos_deploy_postcheck_retries": 1,
-                        "nxos_deploy_postcheck_delay": 0,
-                    },
-                }
-            }
-        )
-    )
-    env = {"FABRICGEN_NET_USER": "standin", "FABRICGEN_NET_PASSWORD": "standin", "FABRICGEN_CHANGE_ID": "CHG1"}
-    runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", standin_inventory], env)
-    try:
-        yield Lab(build, fabric, runner, order)
-    finally:
-        runner.stop_leftovers()
-        fabric.close()
-        files_server.shutdown()
-        files_server.server_close()
-        files_thread.join(timeout=5)
-        assert marked_pids(runner.marker) == [], "processes left behind"
 
 
 def _ordered(device: StandinDevice, order: list[str]):  # type: ignore[no-untyped-def]
@@ -130,6 +91,74 @@ def _ordered(device: StandinDevice, order: list[str]):  # type: ignore[no-untype
     return record
 
 
+def _devices(build: Path, clock: StandinClock, routing: ConfigRouting, order: list[str]) -> list[StandinDevice]:
+    hosts = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]
+    platform_of = {name: group for group in ("eos", "nxos") for name in hosts[group]["hosts"]}
+    devices = []
+    for name, platform in sorted(platform_of.items()):
+        host_vars = yaml.safe_load((build / "ansible" / "host_vars" / f"{name}.yml").read_text())
+        device = StandinDevice(
+            name,
+            platform,
+            neighbors=[n["address"] for n in host_vars["fabricgen_bgp_neighbors"]],
+            fabric_interfaces=host_vars["fabricgen_fabric_interfaces"],
+            roce_interfaces=host_vars["fabricgen_roce_interfaces"],
+            cabling=[(link["interface"], link["peer"], link["peer_interface"]) for link in host_vars["fabricgen_lldp_plan"]],
+            clock=clock,
+            routing=routing,
+        )
+        device.record = _ordered(device, order)  # type: ignore[method-assign]
+        routing.devices[name] = device
+        devices.append(device)
+    return devices
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    (tmp_path / "inv").mkdir()
+    (tmp_path / "inv" / "fabric.yml").write_text(FABRIC)
+    build = tmp_path / "build" / "lab1"
+    subprocess.run([str(BIN / "fabricgen"), "render", str(tmp_path / "inv"), "-o", str(build)], check=True, capture_output=True)
+    stage = tmp_path / "stage"
+    stage.mkdir(mode=0o700)
+    fabric, clock, routing, order = StandinFabric(), StandinClock(), ConfigRouting(), []  # type: ignore[var-annotated]
+    files_server, files_thread = _serve(stage)
+    overrides = {}
+    for device in _devices(build, clock, routing, order):
+        port = fabric.add(device)
+        # ansible_port too: the persistent connection socket is keyed by host, port and user
+        overrides[device.name] = {
+            "ansible_host": "127.0.0.1",
+            "ansible_port": port,
+            "ansible_httpapi_port": port,
+            "ansible_httpapi_use_ssl": False,
+        }
+    standin_inventory = tmp_path / "standin.yml"
+    variables = {
+        "nxos_deploy_transfer": "pull",
+        "nxos_deploy_pull_url": f"http://127.0.0.1:{files_server.server_address[1]}",  # type: ignore[attr-defined]
+        "fabricgen_stage_dir": str(stage),
+        "eos_deploy_postcheck_retries": 2,
+        "eos_deploy_postcheck_delay": 0,
+        "nxos_deploy_postcheck_retries": 2,
+        "nxos_deploy_postcheck_delay": 0,
+    }
+    # per host: inline host vars outrank the playbooks' group_vars (fabricgen_stage_dir is one)
+    hosts = {name: {**host, **variables} for name, host in overrides.items()}
+    standin_inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    env = {"FABRICGEN_NET_USER": "standin", "FABRICGEN_NET_PASSWORD": "standin", "FABRICGEN_CHANGE_ID": "CHG1"}
+    runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", standin_inventory], env)
+    try:
+        yield Lab(build, stage, fabric, clock, runner, order)
+    finally:
+        runner.stop_leftovers()
+        fabric.close()
+        files_server.shutdown()  # type: ignore[attr-defined]
+        files_server.server_close()  # type: ignore[attr-defined]
+        files_thread.join(timeout=5)
+        assert marked_pids(runner.marker) == [], "processes left behind"
+
+
 def _recap(output: str) -> dict[str, dict[str, int]]:
     recap = {}
     for match in re.finditer(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", output, re.M):
@@ -137,85 +166,152 @@ def _recap(output: str) -> dict[str, dict[str, int]]:
     return recap
 
 
-SWITCHES = ["lab1-leaf01", "lab1-leaf02", "lab1-spine01", "lab1-spine02"]
-
-
-def _fresh(device: StandinDevice) -> bool:
-    return device.running == INITIAL_CONFIG.format(name=device.name)
+def _secrets_under(folder: Path) -> list[str]:
+    return [str(p) for p in folder.rglob("*") if p.is_file() and any(s in p.read_text(errors="ignore") for s in SECRETS)]
 
 
 def test_check_deploy_rerun_and_rollback(lab: Lab) -> None:
-    # --check --diff: each device shows its own diff, nothing is committed, sessions are discarded.
-    check = lab.run("deploy.yml", "--check", "--diff", "--limit", "lab1-spine01:lab1-leaf02")
+    # --check --diff: each changing device shows its own diff, nothing is committed, the EOS
+    # session is discarded, no NX-OS file stays on bootflash.
+    check = lab.run("deploy.yml", "--check", "--diff")
     assert check.returncode == 0, check.stdout + check.stderr
-    for name in ("lab1-spine01", "lab1-leaf02"):
+    for name in SWITCHES:
         device = lab.device(name)
-        assert _fresh(device), name
+        assert not device.changed, name
         assert device.events("commit-timer", "commit", "confirm", "checkpoint", "save") == [], name
-        assert f"--- {name} running-config -> {name}.cfg" in check.stdout
+        assert device.bootflash == {}, name
+    assert "--- lab1-spine01 running-config -> staged config" in check.stdout
     assert lab.device("lab1-spine01").events("discard") == ["discard"]
-    assert _recap(check.stdout)["lab1-spine01"]["changed"] == 1  # "would change"
+    assert not any(secret in check.stdout for secret in SECRETS)
     lab.order.clear()
 
-    # The push: canary spine, canary leaf, then the batches; commit timer -> confirm -> save.
+    # The push: one canary per tier among the changing switches (spine, then leaf: the plan's tier
+    # order), then the rest; commit timer -> post-checks against the baseline -> confirm -> save.
     push = lab.run("deploy.yml", "--diff")
     assert push.returncode == 0, push.stdout + push.stderr
-    timers = [entry.split(":")[0] for entry in lab.order if entry.endswith(":commit-timer")]
-    assert timers == ["lab1-spine01", "lab1-leaf01", "lab1-spine02", "lab1-leaf02"]
+    assert lab.commits() == ["lab1-spine01", "lab1-leaf01", "lab1-spine02", "lab1-leaf02"]
     for name in SWITCHES:
         device = lab.device(name)
         expected = ["commit-timer", "confirm", "save"] if device.platform == "eos" else ["checkpoint", "commit-timer", "confirm", "save"]
         assert device.events("commit-timer", "confirm", "save", "checkpoint", "rollback") == expected, name
-        assert not _fresh(device) and device.pending is None and device.startup == device.running
-        # the pre-change running-config was backed up first, in running/ and in the change's archive
-        assert (lab.build / "running" / f"{name}.cfg").read_text().rstrip() == INITIAL_CONFIG.format(name=name).rstrip()
-        assert (lab.build / "backups" / "CHG1" / f"{name}.cfg").is_file()
-    # post-checks asked for BGP, interfaces and PFC before the confirm
-    spine = [detail for kind, detail in lab.device("lab1-spine01").log if kind == "command"]
-    assert (
-        spine.index("show ip bgp summary")
-        < spine.index("show priority-flow-control")
-        < max(i for i, c in enumerate(spine) if c.endswith(" commit"))
-    )
+        assert device.changed and device.pending is None and device.startup == device.running
+        # access kept: the login users, their roles and the API survive the full replace
+        assert "username standin" in device.running and "username admin" in device.running, name
+        assert ("management api http-commands" if device.platform == "eos" else "feature nxapi") in device.running
+        assert device.bootflash == {} and device.checkpoints == {}, name  # cleaned in `always:`
+        # BGP from both ends' committed configs, as the vendor parsers read them: all Established
+        assert {state for state, _, _ in device.bgp_sessions().values()} == {"Established"}, name
+        assert (lab.build / "running" / f"{name}.cfg").read_text().rstrip() == device.initial.rstrip()
+        assert (lab.build / "deployed" / f"{name}.cfg").is_file()
+    assert "username" not in (lab.build / "deployed" / "lab1-leaf01.cfg").read_text()
+    assert _secrets_under(lab.build / "deployed") == [] and list(lab.stage.iterdir()) == []
+    assert "boot nxos" in lab.device("lab1-leaf01").running and "copp profile strict" in lab.device("lab1-leaf01").running
 
-    # A second run (one switch of each platform) changes nothing: no commit, changed=0 in the recap.
+    # A rerun changes nothing: no session, no commit, changed=0.
     before = {name: len(lab.device(name).events("commit-timer")) for name in SWITCHES}
-    again = lab.run("deploy.yml", "--limit", "lab1-spine02:lab1-leaf02")
+    again = lab.run("deploy.yml")
     assert again.returncode == 0, again.stdout + again.stderr
     assert {name: len(lab.device(name).events("commit-timer")) for name in SWITCHES} == before
-    assert sorted(_recap(again.stdout)) == ["lab1-leaf02", "lab1-spine02"]
     assert all(host["changed"] == 0 for host in _recap(again.stdout).values()), again.stdout
 
-    # rollback.yml --limit one switch restores it from running/ (the pre-change backup); the others stay.
+    # rollback.yml --limit restores the pre-change backup on those switches; the others stay.
     back = lab.run("rollback.yml", "--limit", "lab1-spine01:lab1-leaf01")
     assert back.returncode == 0, back.stdout + back.stderr
     for name in ("lab1-spine01", "lab1-leaf01"):
         device = lab.device(name)
-        assert "stand-in initial config" not in device.running  # comments are not config
-        assert "username admin privilege 15" in device.running and device.pending is None
-    assert "username admin privilege 15" not in lab.device("lab1-spine02").running
+        assert "router bgp" not in device.running and "username standin" in device.running and device.pending is None
+    assert "router bgp" in lab.device("lab1-spine02").running
 
 
-def test_failed_postcheck_rolls_back_and_stops_the_rollout(lab: Lab) -> None:
-    lab.device("lab1-spine02").fail_postcheck = True
+def test_wrong_remote_as_fails_the_canary_with_bgp_from_both_configs_and_rolls_back(lab: Lab) -> None:
+    # The spine canary goes first and passes (its leaves are not on the new config yet); the leaf
+    # canary then carries a wrong remote-as towards the spines: BGP read from both ends' configs
+    # stays down, the post-check fails, the leaf is rolled back, verified, and the rollout stops.
+    leaf = lab.build / "configs" / "lab1-leaf01.cfg"
+    leaf.write_text(leaf.read_text().replace("remote-as 65000", "remote-as 65009"))
     result = lab.run("deploy.yml")
     assert result.returncode != 0
+    assert lab.commits() == ["lab1-spine01", "lab1-leaf01"]
+    device = lab.device("lab1-leaf01")
+    assert device.events("checkpoint", "commit-timer", "confirm", "rollback") == ["checkpoint", "commit-timer", "rollback"]
+    assert not device.changed and device.pending is None and device.bootflash == {}
+    assert "(lab1-spine01, already on the new config) is Active" in result.stdout
+    assert "rolled back now and verified" in result.stdout
+    assert lab.device("lab1-spine02").events("commit-timer") == [] and lab.device("lab1-leaf02").events("commit-timer") == []
+
+
+def test_a_switch_with_nothing_to_change_is_never_the_canary(lab: Lab) -> None:
+    # spine01 already runs its rendered config: the spine canary is spine02.
+    first = lab.run("deploy.yml", "--limit", "lab1-spine01")
+    assert first.returncode == 0, first.stdout + first.stderr
+    lab.order.clear()
+    push = lab.run("deploy.yml")
+    assert push.returncode == 0, push.stdout + push.stderr
+    assert lab.commits() == ["lab1-spine02", "lab1-leaf01", "lab1-leaf02"]
+
+
+def test_preflight_refuses_a_lockout_which_the_standin_would_enforce(lab: Lab) -> None:
+    # Authoritative mode without a management overlay: the staged file has no login user.
+    refused = lab.run("deploy.yml", "-e", "fabricgen_authoritative=true", "--limit", "lab1-spine01")
+    assert refused.returncode != 0
+    assert "lab1-spine01: the staged config has no 'username standin'" in refused.stdout
+    assert lab.device("lab1-spine01").events("commit-timer") == []
+
+    # An overlay that changes the login user's role is refused too.
+    overlay = {"FABRICGEN_EOS_OVERLAY": "username standin privilege 1 role network-operator secret 0 standin\n"}
+    role = lab.run("deploy.yml", "--limit", "lab1-spine01", env=overlay)
+    assert role.returncode != 0 and "changes the role of 'standin' from network-admin to network-operator" in role.stdout
+
+    # Without the pre-flight the stand-in locks the controller out: the commit lands, every later
+    # request is refused, nothing can confirm or abort it; the commit timer brings the old config back.
+    spine = lab.device("lab1-spine01")
+    locked = lab.run("deploy.yml", "-e", "fabricgen_authoritative=true", "--limit", "lab1-spine01", "--skip-tags", "preflight_lockout")
+    assert locked.returncode != 0
+    assert spine.events("commit-timer") == ["commit-timer"] and "auth-refused" in spine.events()
+    assert spine.pending is not None and "username standin" not in spine.running
+    lab.clock.advance(600)
+    assert spine.events("timer-expired") == ["timer-expired"] and not spine.changed and spine.pending is None
+
+
+def test_management_overlay_is_merged_at_push_time_and_never_written(lab: Lab) -> None:
+    overlay = {"FABRICGEN_EOS_OVERLAY": "username netops privilege 15 role network-admin secret 0 s3cr3t-overlay\n"}
+    push = lab.run("deploy.yml", "--limit", "lab1-spine01", env=overlay)
+    assert push.returncode == 0, push.stdout + push.stderr
+    assert "username netops privilege 15 role network-admin secret 0 s3cr3t-overlay" in lab.device("lab1-spine01").running
+    assert "s3cr3t-overlay" not in push.stdout + push.stderr
+    written = [p for p in lab.build.rglob("*") if p.is_file() and "s3cr3t-overlay" in p.read_text(errors="ignore")]
+    assert [p.relative_to(lab.build).parts[0] for p in written] in ([], ["backups"], ["running"], ["backups", "running"])
+    assert not any(p.relative_to(lab.build).parts[0] in ("configs", "deployed", "ansible") for p in written)
+
+
+def test_drift_is_reported_and_refused_unless_told(lab: Lab) -> None:
+    assert lab.run("deploy.yml", "--limit", "lab1-spine02").returncode == 0
     spine = lab.device("lab1-spine02")
-    assert spine.events("commit-timer", "confirm", "rollback", "save") == ["commit-timer", "rollback"]
-    assert _fresh(spine) and spine.pending is None
-    assert "bgp: 10.21." in result.stdout and "(Active)" in result.stdout
-    # the canaries went through; the next batch (leaf02) was never touched
-    assert lab.device("lab1-spine01").events("confirm") == ["confirm"]
-    assert lab.device("lab1-leaf01").events("confirm") == ["confirm"]
-    assert lab.device("lab1-leaf02").log == []
+    # A hand-made change in a section fabricgen owns, and a hotfix ACL in none of its sections.
+    spine.running = (
+        spine.running.replace("router bgp 65000\n", "router bgp 65000\n   timers bgp 1 3\n")
+        + "ip access-list HOTFIX\n   10 deny ip any any\n"
+    )
+    drift = lab.run("deploy.yml", "--limit", "lab1-spine02")
+    assert drift.returncode != 0
+    assert "lab1-spine02 drifted from its last post-change backup" in drift.stdout and "timers bgp 1 3" in drift.stdout
+    assert spine.events("commit-timer") == ["commit-timer"]
+    forced = lab.run("deploy.yml", "--limit", "lab1-spine02", "-e", "fabricgen_overwrite_drift=true")
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert "timers bgp 1 3" not in spine.running and "ip access-list HOTFIX" in spine.running  # foreign section kept
 
 
-def test_nxos_canary_failure_rolls_back_to_the_checkpoint_with_tags(lab: Lab) -> None:
-    lab.device("lab1-leaf01").fail_postcheck = True
-    result = lab.run("deploy.yml", "--tags", "leaves")
-    assert result.returncode != 0
-    leaf = lab.device("lab1-leaf01")
-    assert leaf.events("checkpoint", "commit-timer", "confirm", "rollback", "save") == ["checkpoint", "commit-timer", "rollback"]
-    assert _fresh(leaf)
-    assert lab.device("lab1-leaf02").log == []  # the rollout stopped at the canary
-    assert lab.device("lab1-spine01").log == [] and lab.device("lab1-spine02").log == []  # --tags leaves
+def test_list_hosts_of_the_three_tier_example_is_every_switch(tmp_path: Path) -> None:
+    build = tmp_path / "cl1"
+    from tests.standins.runner import ROOT
+
+    subprocess.run(
+        [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "cluster-3tier"), "-o", str(build)], check=True, capture_output=True
+    )
+    listed = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml"]).run("deploy.yml", "--list-hosts")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    plan = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]
+    every = {name for group in ("eos", "nxos") for name in plan.get(group, {}).get("hosts", {})}
+    supers = set(plan["superspines"]["hosts"])
+    shown = set(re.findall(r"^\s+(\S+)$", listed.stdout, re.M))
+    assert supers and supers <= shown and every <= shown, sorted(every - shown)[:5]

@@ -2,6 +2,12 @@
 config into the rendered one (remediation) and back (rollback), computed offline by
 hier_config. The hier_config platform of each fabricgen platform is data (`catalog.yml`,
 `hier_config:`).
+
+Only the sections fabricgen owns are compared (data/ownership.yml): users, AAA, SSH/API, SNMP,
+boot, CoPP, agents and anything else fabricgen does not render are never in a remediation, and
+the platform's default lines (`no shutdown`, lines EOS always displays) are dropped on both
+sides, so a device that matches comes back empty. Both outputs are redacted (password hashes,
+keys, communities) because they are written under build/.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from functools import cache
 from hier_config import Platform, WorkflowRemediation, get_hconfig
 
 from fabricgen.catalog import catalog_section
+from fabricgen.push.ownership import owned_text, redact
 
 
 @cache
@@ -28,12 +35,14 @@ class Remediation:
 
 
 def remediate(platform: str, running: str, intended: str) -> tuple[str, str]:
-    """(remediation, rollback) command text for one device; empty strings when in sync."""
+    """(remediation, rollback) command text for one device, owned sections only, secrets
+    redacted; empty strings when in sync."""
     hier_platform = Platform[hier_platforms()[platform]]
-    workflow = WorkflowRemediation(get_hconfig(hier_platform, running), get_hconfig(hier_platform, intended))
+    before, after = owned_text(platform, running), owned_text(platform, intended)
+    workflow = WorkflowRemediation(get_hconfig(hier_platform, before), get_hconfig(hier_platform, after))
     remediation = "\n".join(workflow.remediation_config.lines())
     rollback = "\n".join(workflow.rollback_config.lines())
-    return (remediation + "\n" if remediation else "", rollback + "\n" if rollback else "")
+    return (redact(platform, remediation + "\n") if remediation else "", redact(platform, rollback + "\n") if rollback else "")
 
 
 @dataclass(slots=True)

@@ -11,14 +11,22 @@ post-check, rollout stopping) and nothing about the devices' syntax.
 Each stand-in device listens on its own port on 127.0.0.1, in a thread of the test process, so
 there is no process to clean up besides closing the servers (`StandinFabric.close`).
 
-Health: every planned BGP neighbor is Established, every planned fabric interface up and PFC
-on on every RoCE port, unless the test sets `fail_postcheck` on a device: then, while a
-commit is pending (timer or commit-timeout not yet confirmed), the first planned neighbor is
-reported `Active` and the checks fail, as if the new config had broken BGP.
+It does not agree with whatever it is told:
+- it authenticates every request (HTTP basic) against the `username` lines of its own running
+  config, so a push that removes the login user locks the test out;
+- it has a clock (`StandinClock`, advanced by the test): an unconfirmed commit timer or
+  commit-timeout expires and the previous config returns, also when the controller is gone;
+- its BGP / LLDP / interface answers come from a pluggable routing-state source
+  (`RoutingState`). The default (`ConfigRouting`) reads every device's committed config with the
+  vendors' own parsers (tests/standins/parsers.py) and the cabling plan: a session is
+  Established only when both ends' configs agree (addresses on the cabled link, neighbor
+  address, remote-as = the far end's ASN). A lab-backed source (FRR in namespaces) plugs in the
+  same way. `fail_postcheck` still forces the first neighbor down while a commit is pending.
 """
 
 from __future__ import annotations
 
+import base64
 import difflib
 import hashlib
 import json
@@ -28,9 +36,50 @@ import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
-INITIAL_CONFIG = "hostname {name}\n! stand-in initial config\nusername admin privilege 15\n"
+# What a switch carries before fabricgen's first push: the login users, the API the playbooks
+# use, the lines a full replace must keep. Cleartext `secret 0` so the stand-in can check them.
+INITIAL_CONFIGS = {
+    "eos": (
+        "hostname {name}\n! stand-in initial config\nusername admin privilege 15 role network-admin secret 0 factory\n"
+        "username standin privilege 15 role network-admin secret 0 standin\n"
+        "management api http-commands\n   no shutdown\n"
+    ),
+    "nxos": (
+        "hostname {name}\n! stand-in initial config\nfeature nxapi\nusername admin password 0 factory role network-admin\n"
+        "username standin password 0 standin role network-admin\nboot nxos bootflash:/nxos64-cs.10.4.3.F.bin\ncopp profile strict\n"
+    ),
+}
+INITIAL_CONFIG = INITIAL_CONFIGS["eos"]
+
+
+class StandinClock:
+    """The stand-ins' shared clock: real time plus what the test adds with `advance`."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._time = time.monotonic
+        self.offset = 0.0
+        self.listeners: list[Any] = []
+
+    def now(self) -> float:
+        return self._time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+        for listener in self.listeners:
+            listener()
+
+
+class RoutingState(Protocol):
+    """Where the stand-in's show-command answers come from (config-derived, or a real lab)."""
+
+    def apply(self, device: StandinDevice) -> None: ...
+    def bgp(self, device: StandinDevice) -> dict[str, tuple[str, int, str]]: ...
+    def lldp(self, device: StandinDevice) -> list[tuple[str, str, str]]: ...
+    def interfaces(self, device: StandinDevice) -> dict[str, str]: ...
 
 
 class CommandError(Exception):
@@ -46,6 +95,7 @@ class StandinDevice:
     neighbors: list[str]
     fabric_interfaces: list[str]
     roce_interfaces: list[str]
+    cabling: list[tuple[str, str, str]] = field(default_factory=list)  # (local if, peer, peer if)
     running: str = ""
     startup: str = ""
     fail_postcheck: bool = False
@@ -53,14 +103,47 @@ class StandinDevice:
     sessions: dict[str, list[str]] = field(default_factory=dict)
     completed_sessions: set[str] = field(default_factory=set)
     pending: tuple[str, str] | None = None  # (session or "replace", config before the commit)
+    deadline: float = 0.0  # clock time at which a pending commit rolls back by itself
     bootflash: dict[str, str] = field(default_factory=dict)
     checkpoints: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    clock: StandinClock = field(default_factory=StandinClock)
+    routing: RoutingState | None = None
+    applied: str = ""  # the running config the routing-state source last got
+
     def __post_init__(self) -> None:
         if not self.running:
-            self.running = INITIAL_CONFIG.format(name=self.name)
+            self.running = INITIAL_CONFIGS[self.platform].format(name=self.name)
         self.startup = self.running
+        self.initial = self.running
+        self.clock.listeners.append(self.expire)
+
+    def expire(self) -> None:
+        """The commit timer ran out unconfirmed: the previous config returns."""
+        with self.lock:
+            if self.pending is not None and self.clock.now() >= self.deadline:
+                self.running = self.pending[1]
+                self.record("timer-expired", self.pending[0])
+                self.pending = None
+            self.sync_routing()
+
+    def sync_routing(self) -> None:
+        """Hand a changed running config to the routing-state source (a lab restarts FRR on it)."""
+        if self.routing is not None and self.running != self.applied:
+            self.routing.apply(self)
+            self.applied = self.running
+
+    def commit_pending(self, name: str, previous: str, seconds: float) -> None:
+        self.pending = (name, previous)
+        self.deadline = self.clock.now() + seconds
+
+    def users(self) -> dict[str, str]:
+        """{user: cleartext secret} from the running config (`secret 0 X` / `password 0 X`)."""
+        found = {}
+        for match in re.finditer(r"(?m)^username (\S+)(?:.*?\b(?:secret|password) 0 (\S+))?", self.running):
+            found[match.group(1)] = match.group(2) or ""
+        return found
 
     # --- what the tests read ---------------------------------------------------------------
 
@@ -70,7 +153,7 @@ class StandinDevice:
 
     @property
     def changed(self) -> bool:
-        return self.running != INITIAL_CONFIG.format(name=self.name)
+        return self.running != self.initial
 
     def record(self, kind: str, detail: str = "") -> None:
         self.log.append((kind, detail))
@@ -80,8 +163,13 @@ class StandinDevice:
     def broken(self) -> bool:
         return self.fail_postcheck and self.pending is not None
 
-    def peer_state(self, index: int) -> str:
-        return "Active" if self.broken() and index == 0 else "Established"
+    def bgp_sessions(self) -> dict[str, tuple[str, int, str]]:
+        """{neighbor: (state, prefixes, remote-as)} from the routing-state source."""
+        found = dict(self.routing.bgp(self)) if self.routing else {a: ("Established", 1, "65000") for a in self.neighbors}
+        if self.broken() and self.neighbors:
+            first = self.neighbors[0]
+            found[first] = ("Active", 0, found.get(first, ("", 0, "65000"))[2])
+        return found
 
 
 def _config_text(lines: Iterable[str]) -> str:
@@ -143,12 +231,13 @@ class EosApi:
         device = self.device
         if name not in device.sessions and not (device.pending and device.pending[0] == name):
             raise CommandError(f"session {name} does not exist")
-        timer = re.fullmatch(r"commit timer (\d\d:\d\d:\d\d)", rest)
+        timer = re.fullmatch(r"commit timer (\d\d):(\d\d):(\d\d)", rest)
         if timer:
-            device.pending = (name, device.running)
+            hours, minutes, secs = (int(g) for g in timer.groups())
+            device.commit_pending(name, device.running, hours * 3600 + minutes * 60 + secs)
             device.running = _config_text(device.sessions.pop(name))
             device.completed_sessions.add(name)
-            device.record("commit-timer", f"{name} {timer.group(1)}")
+            device.record("commit-timer", f"{name} {hours:02d}:{minutes:02d}:{secs:02d}")
         elif rest == "commit":
             if device.pending and device.pending[0] == name:
                 device.pending = None
@@ -177,8 +266,11 @@ class EosApi:
             return {"version": "4.32.0F-standin", "modelName": "STAND-IN"}
         if command == "show hostname":
             return {"hostname": device.name, "fqdn": device.name}
-        if command == "show configuration sessions":
-            return {"sessions": {name: {"state": "pending"} for name in device.sessions}}
+        if command.startswith("show configuration sessions"):
+            sessions: dict[str, Any] = {name: {"state": "pending"} for name in device.sessions}
+            if device.pending is not None:
+                sessions[device.pending[0]] = {"state": "pendingCommitTimer", "commitTimerRemaining": device.deadline - device.clock.now()}
+            return {"sessions": sessions}
         if command.startswith("show running-config"):
             return {"output": device.running}
         match = re.fullmatch(r"show session-config named (\S+) diffs", command)
@@ -196,14 +288,24 @@ class EosApi:
             device.record("save")
             return {"messages": ["Copy completed successfully."]}
         if command == "show ip bgp summary":
-            peers = {address: {"peerState": device.peer_state(i), "asn": "65000"} for i, address in enumerate(device.neighbors)}
+            peers = {a: {"peerState": st, "prefixReceived": n, "asn": asn} for a, (st, n, asn) in device.bgp_sessions().items()}
             return {"vrfs": {"default": {"routerId": "10.0.0.1", "asn": "65000", "peers": peers}}}
         if command == "show interfaces status":
+            states = device.routing.interfaces(device) if device.routing else {n: "up" for n in device.fabric_interfaces}
             return {
-                "interfaceStatuses": {name: {"linkStatus": "connected", "lineProtocolStatus": "up"} for name in device.fabric_interfaces}
+                "interfaceStatuses": {
+                    n: {"linkStatus": "connected" if st == "up" else "notconnect", "lineProtocolStatus": st} for n, st in states.items()
+                }
             }
+        if command == "show lldp neighbors":
+            seen = device.routing.lldp(device) if device.routing else []
+            return {"lldpNeighbors": [{"port": a, "neighborDevice": b, "neighborPort": c, "ttl": 120} for a, b, c in seen]}
         if command == "show priority-flow-control":
             return {"interfaceStatuses": {name: {"enabled": True} for name in device.roce_interfaces}}
+        if command == "show interfaces counters errors":
+            return {"interfaceErrorCounters": {n: {"fcsErrors": 0, "inErrors": 0, "outErrors": 0} for n in device.fabric_interfaces}}
+        if command == "show priority-flow-control counters watchdog":
+            return {"interfaces": {n: {"txQueues": {"3": {"stuckCount": 0, "droppedPackets": 0}}} for n in device.roce_interfaces}}
         raise CommandError(f"invalid command: {command}")
 
 
@@ -249,7 +351,7 @@ class NxosApi:
             return ""
         match = re.fullmatch(r"configure replace bootflash:(\S+) commit-timeout (\d+)", command)
         if match:
-            device.pending = ("replace", device.running)
+            device.commit_pending("replace", device.running, int(match.group(2)))
             device.running = _config_text(_strip_config(self._file(match.group(1))))
             device.record("commit-timer", f"{match.group(1)} {match.group(2)}")
             return "Configure replace completed successfully."
@@ -271,16 +373,34 @@ class NxosApi:
             device.startup = device.running
             device.record("save")
             return "Copy complete."
+        match = re.fullmatch(r"delete bootflash:(\S+) no-prompt", command)
+        if match:
+            if match.group(1) in device.bootflash:
+                del device.bootflash[match.group(1)]
+            elif match.group(1) in device.checkpoints:
+                del device.checkpoints[match.group(1)]
+            else:
+                raise CommandError(f"bootflash:{match.group(1)}: No such file or directory")
+            device.record("delete", match.group(1))
+            return ""
+        if command == "show lldp neighbors":
+            seen = device.routing.lldp(device) if device.routing else []
+            return {"TABLE_nbor": {"ROW_nbor": [{"chassis_id": b, "l_port_id": a, "port_id": c} for a, b, c in seen]}}
+        if command == "show interface counters errors":
+            return {"TABLE_interface": {"ROW_interface": [{"interface": n, "eth-fcs-err": 0} for n in device.fabric_interfaces]}}
+        if command == "show queuing pfc-queue detail":
+            return {"TABLE_pfcwd": {"ROW_pfcwd": [{"interface": n, "drop-count": 0} for n in device.roce_interfaces]}}
         if command == "show ip bgp summary":
             rows = [
-                {"neighborid": address, "state": device.peer_state(i), "neighboras": "65000"} for i, address in enumerate(device.neighbors)
+                {"neighborid": a, "state": st, "prefixreceived": n, "neighboras": asn} for a, (st, n, asn) in device.bgp_sessions().items()
             ]
             neighbor_rows: Any = rows[0] if len(rows) == 1 else rows
             saf = {"ROW_saf": {"safi": "1", "TABLE_neighbor": {"ROW_neighbor": neighbor_rows}}}
             af = {"ROW_af": {"af-id": "1", "TABLE_saf": saf}}
             return {"TABLE_vrf": {"ROW_vrf": {"vrf-name-out": "default", "TABLE_af": af}}}
         if command == "show interface brief":
-            return {"TABLE_interface": {"ROW_interface": [{"interface": name, "state": "up"} for name in device.fabric_interfaces]}}
+            states = device.routing.interfaces(device) if device.routing else {n: "up" for n in device.fabric_interfaces}
+            return {"TABLE_interface": {"ROW_interface": [{"interface": n, "state": st} for n, st in states.items()]}}
         if command == "show interface priority-flow-control":
             return {"TABLE_entry": {"ROW_entry": [{"intf-name": name, "mode": "On", "oper": "On"} for name in device.roce_interfaces]}}
         raise CommandError(f"% Invalid command: {command}")
@@ -298,8 +418,24 @@ def _handler(device: StandinDevice) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
             pass
 
+        def _authorised(self) -> bool:
+            header = self.headers.get("Authorization", "")
+            if not header.startswith("Basic "):
+                return False
+            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            known = device.users()
+            return user in known and known[user] == password
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+            device.expire()
+            if not self._authorised():
+                device.record("auth-refused")
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="stand-in"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             with device.lock:
                 if self.path == "/command-api":
                     reply = self._eos(body)
@@ -308,6 +444,7 @@ def _handler(device: StandinDevice) -> type[BaseHTTPRequestHandler]:
                 else:
                     self.send_error(404)
                     return
+                device.sync_routing()
             data = json.dumps(reply).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

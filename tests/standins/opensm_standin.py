@@ -4,9 +4,12 @@
 The real `opensm` exits at once without an HCA, so the deploy test restarts and reloads this
 instead. It is not OpenSM: it runs OpenSM's own parser (`opensm -F <conf> -c /dev/null`) on
 start, then records which files it "loaded" (SHA-256 of every file in the config folder) and
-every start / SIGHUP reload / stop in a state folder the test reads.
+every start / SIGHUP reload / stop in a state folder the test reads. Like OpenSM it appends
+`SUBNET UP` to its log (STATE_DIR/opensm.log) after each (re)load, and `sminfo` answers as
+infiniband-diags' `sminfo` would on a one-SM subnet: this SM, MASTER, with the `sm_priority` it
+loaded (0 when it is not running).
 
-    opensm_standin.py start|reload|restart|status|stop CONFIG_DIR STATE_DIR
+    opensm_standin.py start|reload|restart|status|stop|sminfo CONFIG_DIR STATE_DIR
 """
 
 from __future__ import annotations
@@ -35,6 +38,14 @@ def _load(config: Path, state: Path, kind: str) -> None:
         p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(config.iterdir()) if p.is_file() and not p.name.endswith("~")
     }
     (state / "loaded.json").write_text(json.dumps(loaded, sort_keys=True))
+    priority = "0"
+    if conf.is_file():
+        for line in conf.read_text().splitlines():
+            if line.split()[:1] == ["sm_priority"]:
+                priority = line.split()[1]
+    (state / "priority").write_text(priority)
+    with (state / "opensm.log").open("a") as handle:
+        handle.write(f"SUBNET UP ({kind})\n")
     _event(state, kind)
 
 
@@ -89,6 +100,13 @@ def main(argv: list[str]) -> int:
         return 0
     if action == "status":
         return 0 if pid else 3
+    if action == "sminfo":
+        if not pid:
+            print("sminfo: iberror: failed: query", file=sys.stderr)
+            return 1
+        priority = (state / "priority").read_text().strip()
+        print(f"sminfo: sm lid 1 sm guid 0x02fab00040000021, activity count 42 priority {priority} state 3 SMINFO_MASTER")
+        return 0
     return 0
 
 

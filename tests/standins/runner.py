@@ -51,12 +51,29 @@ class PlaybookRunner:
         env.update(self.env_extra)
         return env
 
-    def run(self, playbook: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def command(self, playbook: str, *args: str) -> list[str]:
         command = [str(BIN / "ansible-playbook"), str(ROOT / "playbooks" / playbook)]
         for inventory in self.inventories:
             command += ["-i", str(inventory)]
-        command += list(args)
-        return subprocess.run(command, cwd=ROOT, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False)
+        return command + list(args)
+
+    def run(self, playbook: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(playbook, *args), cwd=ROOT, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
+        )
+
+    def start(self, playbook: str, *args: str) -> subprocess.Popen[str]:
+        """ansible-playbook in its own session, so a test can take the controller away mid-change
+        (`os.killpg` on this process's id)."""
+        return subprocess.Popen(
+            self.command(playbook, *args),
+            cwd=ROOT,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
 
     def stop_leftovers(self) -> list[int]:
         """End our ControlMasters (`ssh -O exit`), then every process still carrying our marker."""

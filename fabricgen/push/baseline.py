@@ -1,0 +1,223 @@
+"""Post-checks against a baseline taken just before the change.
+
+A switch passes when nothing regressed compared to the baseline and the planned state that can
+already exist does: a session Established before must be Established after; a planned session
+must be Established when its far end is already on the new config (on a day-0 push, or a change
+that needs both ends, the far end may not be yet); every Established session carries at least
+one prefix; LLDP neighbors on planned links are the planned ones (and none seen before went
+away); interfaces up before stay up; PFC is on on every RoCE port; PFC watchdog drops and
+interface error counters do not grow. One dead optic that was already dead does not block.
+
+Outputs are read by shape, not by platform: EOS JSON (`vrfs`, `interfaceStatuses`,
+`lldpNeighbors`) and NX-OS JSON (`TABLE_x`/`ROW_x`) are both understood.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fabricgen.postchecks import _short, eos_interface_states, eos_pfc_states, nxos_interface_states, nxos_pfc_states, nxos_rows
+
+UP = frozenset({"up", "connected"})
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    state: str
+    prefixes: int
+
+    @property
+    def established(self) -> bool:
+        return self.state.lower() == "established"
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def bgp_sessions(summary: Mapping[str, Any]) -> dict[str, Session]:
+    """`show ip bgp summary | json` of either platform -> {peer address: Session}."""
+    sessions: dict[str, Session] = {}
+    for vrf in (summary.get("vrfs") or {}).values():
+        for address, peer in (vrf.get("peers") or {}).items():
+            sessions[str(address)] = Session(str(peer.get("peerState", "unknown")), _int(peer.get("prefixReceived", 0)))
+    for row in nxos_rows(summary, "neighbor"):
+        address = row.get("neighborid") or row.get("neighbor-id")
+        if address is not None:
+            sessions[str(address)] = Session(str(row.get("state", "unknown")), _int(row.get("prefixreceived", 0)))
+    return sessions
+
+
+def interface_states(output: Mapping[str, Any]) -> dict[str, str]:
+    return {**eos_interface_states(output), **nxos_interface_states(output)}
+
+
+def pfc_states(output: Mapping[str, Any]) -> dict[str, bool]:
+    return {**eos_pfc_states(output), **nxos_pfc_states(output)}
+
+
+def lldp_neighbors(output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """`show lldp neighbors | json` -> {local interface: (neighbor system name, its port)}."""
+    found: dict[str, tuple[str, str]] = {}
+    for entry in output.get("lldpNeighbors") or []:
+        found[_short(str(entry.get("port", "")))] = (_host(entry.get("neighborDevice")), _short(str(entry.get("neighborPort", ""))))
+    for row in nxos_rows(output, "nbor"):
+        found[_short(str(row.get("l_port_id", "")))] = (_host(row.get("chassis_id")), _short(str(row.get("port_id", ""))))
+    return found
+
+
+def _host(name: Any) -> str:
+    """LLDP system names may carry a domain: compare the host part."""
+    return str(name or "").split(".")[0].lower()
+
+
+def counters(output: Any, keys: str, path: str = "") -> dict[str, int]:
+    """Every numeric leaf whose key matches `keys` (a regex), by its path in the JSON document.
+
+    Shape-agnostic on purpose: PFC watchdog and error counter JSON differ between releases.
+
+    >>> counters({"interfaces": {"Et1": {"fcsErrors": 2, "name": "x"}}}, "(?i)errors")
+    {'interfaces/Et1/fcsErrors': 2}
+    """
+    found: dict[str, int] = {}
+    if isinstance(output, Mapping):
+        for name, value in output.items():
+            child = f"{path}/{name}" if path else str(name)
+            if isinstance(value, (Mapping, list)):
+                found.update(counters(value, keys, child))
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and re.search(keys, str(name)):
+                found[child] = int(value)
+    elif isinstance(output, list):
+        for index, item in enumerate(output):
+            found.update(counters(item, keys, f"{path}[{index}]"))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """What the plan says about one switch, and which far ends are on the new config already."""
+
+    neighbors: tuple[Mapping[str, Any], ...]
+    peers_on_new_config: frozenset[str]
+    fabric_interfaces: tuple[str, ...]
+    roce_interfaces: tuple[str, ...]
+    lldp_plan: tuple[Mapping[str, Any], ...]
+    counter_keys: str = r"(?i)(drop|discard|err|fcs|crc|stuck)"
+
+
+def bgp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    was, now = bgp_sessions(before), bgp_sessions(after)
+    problems = []
+    for address, session in sorted(was.items()):
+        if session.established and not now.get(address, Session("missing", 0)).established:
+            problems.append(f"bgp: {address} was Established before the change, now {now.get(address, Session('not configured', 0)).state}")
+    for neighbor in expect.neighbors:
+        address, peer = str(neighbor["address"]), str(neighbor.get("peer", ""))
+        current = now.get(address)
+        if (
+            peer in expect.peers_on_new_config
+            and not (current and current.established)
+            and not was.get(address, Session("", 0)).established
+        ):
+            problems.append(f"bgp: {address} ({peer}, already on the new config) is {current.state if current else 'not configured'}")
+    for address, session in sorted(now.items()):
+        if session.established and session.prefixes < 1:
+            problems.append(f"bgp: {address} is Established with 0 prefixes received")
+    return problems
+
+
+def interface_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    was, now = interface_states(before), interface_states(after)
+    problems = []
+    for name, state in sorted(was.items()):
+        if state.lower() in UP and now.get(name, "missing").lower() not in UP:
+            problems.append(f"interfaces: {name} was up before the change, now {now.get(name, 'missing')}")
+    for name in expect.fabric_interfaces:
+        key = _short(name)
+        if key not in was and now.get(key, "missing").lower() not in UP:
+            problems.append(f"interfaces: {name} ({now.get(key, 'missing')})")
+    return problems
+
+
+def lldp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    was, now = lldp_neighbors(before), lldp_neighbors(after)
+    problems = []
+    for link in expect.lldp_plan:
+        local = _short(str(link["interface"]))
+        planned = (_host(link["peer"]), _short(str(link["peer_interface"])))
+        seen = now.get(local)
+        if seen is not None and seen != planned:
+            problems.append(
+                f"lldp: {link['interface']} sees {seen[0]} {seen[1]}, the cabling plan says {link['peer']} {link['peer_interface']}"
+            )
+        elif seen is None and local in was:
+            problems.append(f"lldp: {link['interface']} saw {was[local][0]} before the change, nothing now")
+    return problems
+
+
+def pfc_problems(after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    states = pfc_states(after)
+    return [
+        f"pfc: {name} ({'missing' if _short(name) not in states else 'PFC off'})"
+        for name in expect.roce_interfaces
+        if not states.get(_short(name), False)
+    ]
+
+
+def counter_problems(check: str, before: Any, after: Any, keys: str) -> list[str]:
+    was, now = counters(before, keys), counters(after, keys)
+    return [f"{check}: {path} grew from {was[path]} to {value}" for path, value in sorted(now.items()) if path in was and value > was[path]]
+
+
+def baseline_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    """{check: output} before and after the change -> every problem; empty = confirm."""
+    problems: list[str] = []
+    empty: Mapping[str, Any] = {}
+    if "bgp" in after:
+        problems += bgp_problems(before.get("bgp") or empty, after["bgp"], expect)
+    if "interfaces" in after:
+        problems += interface_problems(before.get("interfaces") or empty, after["interfaces"], expect)
+    if "lldp" in after:
+        problems += lldp_problems(before.get("lldp") or empty, after["lldp"], expect)
+    if "pfc" in after:
+        problems += pfc_problems(after["pfc"], expect)
+    for check in ("errors", "watchdog"):
+        if check in after:
+            problems += counter_problems(check, before.get(check) or empty, after[check], expect.counter_keys)
+    return problems
+
+
+def switch_problems(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    neighbors: Iterable[Mapping[str, Any]] = (),
+    peers_on_new_config: Iterable[str] = (),
+    fabric_interfaces: Iterable[str] = (),
+    roce_interfaces: Iterable[str] = (),
+    lldp_plan: Iterable[Mapping[str, Any]] = (),
+) -> list[str]:
+    """The Ansible filter: plain arguments in, problems out (see `baseline_problems`)."""
+    expect = Expectation(
+        tuple(neighbors or ()),
+        frozenset(peers_on_new_config or ()),
+        tuple(fabric_interfaces or ()),
+        tuple(roce_interfaces or ()),
+        tuple(lldp_plan or ()),
+    )
+    return baseline_problems(before or {}, after or {}, expect)
+
+
+def peers_on_new_config(neighbors: Iterable[Mapping[str, Any]], hostvars: Mapping[str, Any]) -> list[str]:
+    """Planned far ends whose host has `fabricgen_switch_on_new_config` set in this run (looked up per
+    peer, never by scanning every host: linear in this switch's neighbors)."""
+    done = []
+    for peer in sorted({str(n.get("peer", "")) for n in neighbors or ()}):
+        if peer and peer in hostvars and bool(hostvars[peer].get("fabricgen_switch_on_new_config", False)):
+            done.append(peer)
+    return done

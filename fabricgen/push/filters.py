@@ -1,0 +1,42 @@
+"""Every function the playbooks use as a filter: `playbooks/filter_plugins/fabricgen.py` loads
+this mapping, so the logic stays in typed, tested Python rather than in Jinja."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabricgen.postchecks import ansible_filters as postcheck_filters
+from fabricgen.push import baseline, rollout
+from fabricgen.push.ownership import owned_text, redact
+from fabricgen.push.rescue import rescue_report
+from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
+
+
+def _lockout(staged: str, running: str, platform: str, device: str, user: str, connection: str) -> list[str]:
+    return lockout_problems(platform, staged, running, Login(device, user, connection))
+
+
+def ansible_filters() -> dict[str, Any]:
+    filters = dict(postcheck_filters())
+    filters.update(
+        {
+            "fabricgen_staged_config": lambda rendered, running, overlay, platform, keep=True: staged_config(
+                platform, rendered, running, overlay, keep
+            ),
+            "fabricgen_lockout_problems": _lockout,
+            "fabricgen_drift": lambda running, reference, platform: drift(platform, running, reference),
+            "fabricgen_owned_config": lambda text, platform: owned_text(platform, text),
+            "fabricgen_redact": lambda text, platform: redact(platform, text),
+            "fabricgen_switch_problems": baseline.switch_problems,
+            "fabricgen_peers_on_new_config": baseline.peers_on_new_config,
+            "fabricgen_canaries": rollout.canaries,
+            "fabricgen_rollout_order": rollout.rollout_order,
+            "fabricgen_serial_steps": rollout.serial_steps,
+            "fabricgen_commit_window_problems": rollout.commit_window_problems,
+            "fabricgen_rescue_report": rescue_report,
+            "fabricgen_opensm_master": rollout.opensm_master,
+            "fabricgen_sminfo_master": rollout.sminfo_master,
+            "fabricgen_opensm_mismatch": rollout.opensm_mismatch,
+        }
+    )
+    return filters

@@ -1,0 +1,180 @@
+"""Which sections of a switch config fabricgen owns, which it never touches, which lines are
+the platform's defaults, and which values are secrets: `data/ownership.yml`, one entry per
+platform. The push, `diff --running` and the drift check all read it, so they agree on what a
+change may touch.
+
+Platforms are looked up by fabricgen platform name (`eos`) or by Ansible network OS
+(`arista.eos.eos`, from platforms.yml), so the playbooks pass what they already know.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from fabricgen.catalog import platforms
+from fabricgen.push.sections import Section, split_sections
+
+REDACTED = "<redacted>"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiNeed:
+    """What one Ansible connection plugin needs in the config (see data/ownership.yml `api:`)."""
+
+    section: str
+    required: bool = False
+    forbidden: bool = False
+    lines: tuple[str, ...] = ()
+    not_lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Ownership:
+    platform: str
+    owned: tuple[re.Pattern[str], ...]
+    never: tuple[re.Pattern[str], ...]
+    defaults: tuple[re.Pattern[str], ...]
+    secrets: tuple[re.Pattern[str], ...]
+    login_user: str
+    login_role: re.Pattern[str]
+    login_privilege: re.Pattern[str]
+    api: dict[str, tuple[ApiNeed, ...]]
+
+    def is_owned(self, section: Section) -> bool:
+        return any(p.search(section.head) for p in self.owned) and not self.is_never(section)
+
+    def is_never(self, section: Section) -> bool:
+        return any(p.search(section.head) for p in self.never)
+
+    def never_key(self, section: Section) -> str:
+        """The identity of a never-touched section: the pattern's match (`username admin`)."""
+        for pattern in self.never:
+            match = pattern.search(section.head)
+            if match:
+                return match.group(0)
+        return section.head
+
+    def is_default(self, line: str) -> bool:
+        stripped = line.strip()
+        return any(p.search(stripped) for p in self.defaults)
+
+    def user_pattern(self, user: str) -> re.Pattern[str]:
+        return re.compile(self.login_user.replace("{user}", re.escape(user)))
+
+
+def _compile(patterns: list[str]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in patterns)
+
+
+def _api(entry: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[ApiNeed, ...]]:
+    return {
+        connection: tuple(
+            ApiNeed(
+                section=str(need["section"]),
+                required=bool(need.get("required", False)),
+                forbidden=bool(need.get("forbidden", False)),
+                lines=tuple(need.get("lines", ())),
+                not_lines=tuple(need.get("not_lines", ())),
+            )
+            for need in needs
+        )
+        for connection, needs in entry.items()
+    }
+
+
+@cache
+def _table() -> dict[str, Ownership]:
+    text = resources.files("fabricgen").joinpath("data/ownership.yml").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)["platforms"]
+    return {
+        name: Ownership(
+            platform=name,
+            owned=_compile(entry["owned"]),
+            never=_compile(entry["never"]),
+            defaults=_compile(entry["defaults"]),
+            secrets=_compile(entry["secrets"]),
+            login_user=str(entry["login"]["user"]),
+            login_role=re.compile(entry["login"]["role"]),
+            login_privilege=re.compile(entry["login"]["privilege"]),
+            api=_api(entry["api"]),
+        )
+        for name, entry in sorted(data.items())
+    }
+
+
+def managed_platforms() -> list[str]:
+    return sorted(_table())
+
+
+def ownership(platform: str) -> Ownership:
+    """By fabricgen platform (`eos`) or Ansible network OS (`arista.eos.eos`).
+
+    >>> ownership("arista.eos.eos").platform
+    'eos'
+    """
+    table = _table()
+    if platform in table:
+        return table[platform]
+    for name, facts in platforms().items():
+        if facts.ansible_network_os == platform and name in table:
+            return table[name]
+    raise KeyError(f"no ownership data for platform {platform!r} (fabricgen/data/ownership.yml)")
+
+
+def normalised(owner: Ownership, section: Section) -> Section:
+    """The section without default lines: `no shutdown`, lines the platform always displays."""
+    children = tuple(line for line in section.children if not owner.is_default(line))
+    return Section(section.head, children)
+
+
+def owned_sections(owner: Ownership, text: str) -> list[Section]:
+    """Owned sections of a config, defaults dropped; a bare top-level default line disappears."""
+    kept = []
+    for section in split_sections(text):
+        if not owner.is_owned(section):
+            continue
+        section = normalised(owner, section)
+        if not section.children and owner.is_default(section.head):
+            continue
+        kept.append(section)
+    return kept
+
+
+def owned_text(platform: str, text: str) -> str:
+    """Only what fabricgen manages, defaults dropped: what remediation and the drift check compare.
+
+    >>> owned_text("eos", "username a secret x\\nhostname s1\\ninterface Ethernet1\\n   no shutdown\\n   mtu 9214\\n")
+    'hostname s1\\ninterface Ethernet1\\n   mtu 9214\\n'
+    """
+    owner = ownership(platform)
+    return "".join(section.text() for section in owned_sections(owner, text))
+
+
+def redact(platform: str, text: str) -> str:
+    """Every secret value replaced by `<redacted>` (password hashes, keys, communities).
+
+    >>> redact("eos", "username a privilege 15 secret sha512 $6$abc\\ntacacs-server host 10.0.0.1 key 7 0A1B\\n")
+    'username a privilege 15 secret sha512 <redacted>\\ntacacs-server host 10.0.0.1 key 7 <redacted>\\n'
+    """
+    owner = ownership(platform)
+    lines = []
+    for line in str(text).splitlines(keepends=True):
+        for pattern in owner.secrets:
+            line = _redact_line(pattern, line)
+        lines.append(line)
+    return "".join(lines)
+
+
+def _redact_line(pattern: re.Pattern[str], line: str) -> str:
+    body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+    match = pattern.search(body)
+    while match and match.group(1) != REDACTED:
+        body = body[: match.start(1)] + REDACTED + body[match.end(1) :]
+        match = pattern.search(body, match.start(1) + len(REDACTED))
+    return body + newline

@@ -1,0 +1,159 @@
+"""The file a push stages on a switch, the pre-flight that refuses a lockout, the drift check.
+
+A full replace (EOS `rollback clean-config` in a session, NX-OS `configure replace`) removes
+whatever the staged file does not carry. The rendered file carries only what fabricgen owns, so
+the staged file is built at push time, in memory or outside `build/`:
+
+- owned sections: the rendered file's (that is the change);
+- never-touched sections (users, AAA, SSH/API, SNMP, boot, CoPP, agents): the management
+  overlay's (Ansible Vault / environment) when it has them, else the device's, else the
+  rendered file's;
+- sections matching neither list: the device's own (hotfixes survive; the drift check reports them).
+
+Secrets enter only through the overlay and the device's running config, both already on the
+controller's memory; nothing here writes files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fabricgen.push.ownership import Ownership, owned_sections, ownership, redact
+from fabricgen.push.sections import Section, join_sections, split_sections
+
+
+def staged_config(platform: str, rendered: str, running: str, overlay: str = "", keep_device_sections: bool = True) -> str:
+    """Rendered owned sections + overlay + the device's untouched sections, as one config.
+
+    `keep_device_sections=False` (authoritative mode): the rendered file and the overlay only.
+
+    >>> print(staged_config("eos", "hostname new\\nmanagement api http-commands\\n   no shutdown\\n",
+    ...     "hostname old\\nusername ops secret x\\nip access-list HOTFIX\\n   10 deny ip any any\\n",
+    ...     "username fabricgen privilege 15 role network-admin secret y\\n"), end="")
+    hostname new
+    management api http-commands
+       no shutdown
+    username fabricgen privilege 15 role network-admin secret y
+    username ops secret x
+    ip access-list HOTFIX
+       10 deny ip any any
+    """
+    owner = ownership(platform)
+    if not keep_device_sections:
+        running = ""
+    overlay_sections = split_sections(overlay)
+    overlay_keys = {_key(owner, s) for s in overlay_sections}
+    running_never = {owner.never_key(s): s for s in split_sections(running) if owner.is_never(s)}
+    result: list[Section] = []
+    used: set[str] = set()
+    for section in split_sections(rendered):
+        key = _key(owner, section)
+        if key in overlay_keys:
+            continue  # the overlay's version comes below, in the overlay's order
+        if owner.is_never(section):
+            used.add(key)
+            section = running_never.get(key, section)
+        result.append(section)
+    result.extend(overlay_sections)
+    used |= overlay_keys
+    for section in split_sections(running):
+        if owner.is_owned(section) or _key(owner, section) in used:
+            continue
+        result.append(section)
+    return join_sections(result)
+
+
+def _key(owner: Ownership, section: Section) -> str:
+    return owner.never_key(section) if owner.is_never(section) else section.head
+
+
+@dataclass(frozen=True, slots=True)
+class Login:
+    """The account and connection the playbook uses on a device."""
+
+    device: str
+    user: str
+    connection: str
+
+
+def _user_line(owner: Ownership, text: str, user: str) -> str | None:
+    pattern = owner.user_pattern(user)
+    for section in split_sections(text):
+        if pattern.search(section.head):
+            return section.head
+    return None
+
+
+def _token(pattern: re.Pattern[str], line: str | None) -> str:
+    if line is None:
+        return ""
+    match = pattern.search(line)
+    return str(match.group(1)) if match else ""
+
+
+def lockout_problems(platform: str, staged: str, running: str, login: Login) -> list[str]:
+    """Why pushing `staged` would lock Ansible out of the device; empty when it would not.
+
+    Refused: a file without the login user, one that changes the user's role or privilege, one
+    without the API the connection uses (EOS eAPI, NX-OS NX-API, SSH for network_cli).
+
+    >>> lockout_problems("eos", "hostname a\\n", "username ops role network-admin secret x\\n", Login("leaf1", "ops", "ansible.netcommon.httpapi"))[0]
+    "leaf1: the staged config has no 'username ops': the push would lock out the login user"
+    """
+    owner = ownership(platform)
+    problems = []
+    before, after = _user_line(owner, running, login.user), _user_line(owner, staged, login.user)
+    if after is None:
+        problems.append(f"{login.device}: the staged config has no 'username {login.user}': the push would lock out the login user")
+    else:
+        for label, pattern in (("role", owner.login_role), ("privilege", owner.login_privilege)):
+            was, now = _token(pattern, before), _token(pattern, after)
+            if before is not None and was != now:
+                problems.append(
+                    f"{login.device}: the staged config changes the {label} of '{login.user}' from {was or '-'} to {now or '-'}"
+                )
+    problems.extend(_api_problems(owner, staged, login))
+    return problems
+
+
+def _api_problems(owner: Ownership, staged: str, login: Login) -> list[str]:
+    sections = {s.head: s for s in split_sections(staged)}
+    problems = []
+    for need in owner.api.get(login.connection, ()):
+        section = sections.get(need.section)
+        if need.forbidden and section is not None:
+            problems.append(f"{login.device}: the staged config has '{need.section}': {login.connection} could not reach the device")
+        if need.required and section is None:
+            problems.append(f"{login.device}: the staged config has no '{need.section}': {login.connection} could not reach the device")
+        children = {line.strip() for line in section.children} if section else set()
+        for line in need.lines:
+            if section is not None and line not in children:
+                problems.append(f"{login.device}: '{need.section}' lacks '{line}' in the staged config: {login.connection} would be cut")
+        for line in need.not_lines:
+            if line in children:
+                problems.append(f"{login.device}: '{need.section}' has '{line}' in the staged config: {login.connection} would be cut")
+    return problems
+
+
+def drift(platform: str, running: str, reference: str) -> list[str]:
+    """Owned lines that differ between the device and the last post-change backup (`-` missing
+    on the device, `+` added on it), defaults dropped, secrets redacted; empty when nobody
+    changed the device.
+
+    >>> drift("eos", "hostname a\\ninterface Ethernet1\\n   mtu 1500\\n   mtu 9000\\n", "hostname a\\ninterface Ethernet1\\n   mtu 9214\\n")
+    ['- interface Ethernet1 / mtu 9214', '+ interface Ethernet1 / mtu 9000']
+    """
+    owner = ownership(platform)
+    now, then = _flat(owned_sections(owner, running)), _flat(owned_sections(owner, reference))
+    now_set, then_set = set(now), set(then)
+    lines = [f"- {line}" for line in then if line not in now_set] + [f"+ {line}" for line in now if line not in then_set]
+    return [redact(platform, line) for line in lines]
+
+
+def _flat(sections: list[Section]) -> list[str]:
+    lines = []
+    for section in sections:
+        lines.append(section.head)
+        lines.extend(f"{section.head} / {child.strip()}" for child in section.children)
+    return lines
