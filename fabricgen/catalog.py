@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from fabricgen.model import Model, Platform
+from fabricgen.model import Model, NicModel, Platform
 
 
 def _read_data(name: str) -> dict[str, Any]:
@@ -48,12 +48,34 @@ def _model(name: str, entry: dict[str, Any]) -> Model:
         breakouts=dict(sorted(breakouts.items())),
         platforms=tuple(entry["platforms"]),
         queue_family=str(entry.get("queue_family", "trident")),
+        lane_rate=int(entry.get("lane_rate", 0)),
+        twin_port=bool(entry.get("twin_port", False)),
+        netbox={str(k): str(v) for k, v in entry.get("netbox", {}).items() if k != "interface_types"},
+        netbox_interface_types={int(k): str(v) for k, v in entry.get("netbox", {}).get("interface_types", {}).items()},
     )
 
 
 @cache
 def builtin_models() -> dict[str, Model]:
     return {name: _model(name, entry) for name, entry in sorted(_read_data("catalog.yml")["models"].items())}
+
+
+@cache
+def nic_models() -> dict[str, NicModel]:
+    """Server NIC / HCA models (`nics:` of the catalog)."""
+    return {
+        name: NicModel(
+            name=name,
+            vendor=str(entry.get("vendor", "")),
+            description=str(entry.get("description", name)),
+            form_factor=str(entry["form_factor"]),
+            speed=int(entry["speed"]),
+            lanes=int(entry["lanes"]),
+            lane_rate=int(entry["lane_rate"]),
+            netbox_interface_types={str(k): str(v) for k, v in entry.get("netbox_interface_types", {}).items()},
+        )
+        for name, entry in sorted(catalog_section("nics").items())
+    }
 
 
 def models_for(inventory_models: dict[str, Any]) -> dict[str, Model]:

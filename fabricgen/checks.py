@@ -347,19 +347,22 @@ def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diag
             used = {i.port for i in device.interfaces}
             for sm in ib.subnet_managers:
                 if sm.leaf == device.name and not sm.server and (sm.leaf_port in used or sm.leaf_port > device.ports_total):
-                    what = "is taken by a server or an uplink" if sm.leaf_port in used else f"does not exist ({device.ports_total} ports)"
+                    # SM ports are cages: a twin-port (or split) cage holds several InfiniBand ports.
+                    cages = f"{device.ports_total} {'cages' if any(b.count > 1 for b in device.breakouts) else 'ports'}"
+                    what = "is taken by a server or an uplink" if sm.leaf_port in used else f"does not exist ({cages})"
                     if sm.leaf_port == device.ports_total + 1:
-                        what = f"has no free port ({device.ports_total} ports, all used by servers and uplinks)"
+                        what = f"has no free port ({cages}, all used by servers and uplinks)"
                         message = f"subnet manager {sm.host}: {device.name} {what}"
                     else:
                         message = f"subnet manager {sm.host}: port {sm.leaf_port} of {device.name} {what}"
                     yield source.diagnostic(("subnet_managers", positions[sm.host]), message, hint=_sm_port_hint(plan))
         elif device.role == "spine":
             down = sum(1 for i in device.interfaces if i.role == "downlink")
-            if down > device.ports_total:
+            radix = device.ports_total * max((b.count for b in device.breakouts), default=1)
+            if down > radix:
                 yield source.diagnostic(
                     ("leaves",),
-                    f"{device.name} ({device.model}, radix {device.ports_total}) would need {down} leaf-facing ports: a two-tier fat tree of radix {device.ports_total} holds at most {device.ports_total} leaf links per spine",
+                    f"{device.name} ({device.model}, radix {radix}) would need {down} leaf-facing ports: a two-tier fat tree of radix {radix} holds at most {radix} leaf links per spine",
                     hint="use fewer leaves or uplinks.per_spine, or a three-tier fabric",
                 )
 

@@ -25,10 +25,42 @@ class Model:
     breakouts: dict[int, int]
     platforms: tuple[str, ...]
     queue_family: str = "trident"
+    lane_rate: int = 0
+    """Gb/s per electrical lane at the native speed (0: speed / lanes)."""
+    twin_port: bool = False
+    """Every cage holds two ports (NVIDIA twin-port OSFP): one module or cable serves both."""
+    netbox: dict[str, str] = field(default_factory=dict)
+    """NetBox manufacturer and device type model."""
+    netbox_interface_types: dict[int, str] = field(default_factory=dict)
+    """NetBox interface type of a port per speed."""
+
+    @property
+    def cage_lane_rate(self) -> int:
+        return self.lane_rate or self.speed // max(self.lanes, 1)
+
+    @property
+    def cage_speed(self) -> int:
+        """Speed of a whole cage (its module's speed): lanes x lane rate (800 on a twin-port OSFP)."""
+        return self.lanes * self.cage_lane_rate
 
     def logical_ports(self, speed: int) -> int:
         """Logical ports per cage when run at `speed` (0 when the model cannot)."""
         return self.breakouts.get(speed, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class NicModel:
+    """A server NIC / HCA model from the catalog (`nics:`): the cage it puts at the server end."""
+
+    name: str
+    vendor: str
+    description: str
+    form_factor: str
+    speed: int
+    lanes: int
+    lane_rate: int
+    netbox_interface_types: dict[str, str] = field(default_factory=dict)
+    """NetBox interface type of its ports per transport (roce, infiniband)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +199,10 @@ class Endpoint:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """The media of one cable (chosen by `plan/media.py`). `cable_part` is the copper cable or
-    the fibre patch cord; `a_optic`/`z_optic` the transceivers (empty for copper). Links with the
+    """The media of one cable (chosen by `plan/media.py`). `cable_part` is the copper/AOC cable
+    or the fibre patch cord (a 1:N splitter cord when several links share one optical port);
+    `a_optic`/`z_optic` the transceivers (empty for cables with built-in ends), `a_ports`/
+    `z_ports` their optical ports (2 on a twin-port module: two patch cords). Links with the
     same hardware, length and speed share one instance."""
 
     medium: str
@@ -178,6 +212,8 @@ class Choice:
     cable_part: str
     a_optic: str
     z_optic: str
+    a_ports: int = 0
+    z_ports: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +256,8 @@ class Server:
     pod: int = 1
     unit: int = 0
     """Scalable unit within the pod with rail attachment (its leaves are the unit's rails); 0 otherwise."""
+    nic_model: str = ""
+    """Catalog NIC model of its ports (`servers.nic`); names an entry of Plan.nics."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,6 +509,8 @@ class Plan:
     """Per kind of cable: speed, cables per pair, number of cables (consumers need not count links)."""
     pins: tuple[Pin, ...] = ()
     jobs: tuple[JobInput, ...] = ()
+    nics: tuple[NicModel, ...] = ()
+    """The NIC models the servers use (from the catalog's `nics:`)."""
 
     def device(self, name: str) -> Device:
         for device in self.devices:

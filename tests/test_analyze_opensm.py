@@ -34,18 +34,30 @@ LFT_LINE = re.compile(r"^0x([0-9a-f]+) (\d+) : \((?:Channel Adapter|Switch) port
 HEADER = re.compile(r"^Unicast lids .* \((.+)\):$")
 
 
+def ib_port(plan: Plan, device: str, interface: str, cage: int) -> int:
+    """InfiniBand port number of a switch interface: a QM9700 cage holds two ports, named
+    `<cage>/1` and `<cage>/2` (ports 2 x cage - 1 and 2 x cage); servers keep their NIC port."""
+    if "/" not in interface:
+        return cage
+    return (cage - 1) * 2 + int(interface.split("/")[1])
+
+
 def net_file(plan: Plan) -> str:
     """The plan in ibsim's ibnetdiscover-like format (ibsim 0.10 simulates up to HDR, so every
     link is 4xHDR: routing does not depend on the rate)."""
     ports: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
     for link in plan.links:
-        ports[link.a.device].append((link.a.port, link.z.device, link.z.port))
-        ports[link.z.device].append((link.z.port, link.a.device, link.a.port))
+        a_port, z_port = (
+            ib_port(plan, link.a.device, link.a.interface, link.a.port),
+            ib_port(plan, link.z.device, link.z.interface, link.z.port),
+        )
+        ports[link.a.device].append((a_port, link.z.device, z_port))
+        ports[link.z.device].append((z_port, link.a.device, a_port))
     lines = []
     for device in plan.devices:
         lines += [
             f"switchguid={device.guid}",
-            f'Switch\t{device.ports_total} "{device.name}"\t# "{device.name}" enhanced port 0 lid 0 lmc 0',
+            f'Switch\t{device.ports_total * 2} "{device.name}"\t# "{device.name}" enhanced port 0 lid 0 lmc 0',
         ]
         lines += [f'[{p}]\t"{peer}"[{peer_port}]\t# "{peer}" lid 0 4xHDR' for p, peer, peer_port in sorted(ports[device.name])]
         lines.append("")
@@ -115,9 +127,9 @@ def test_ftree_model_matches_opensm(tmp_path: Path, spines: int, per_spine: int,
         if link.kind == "leaf-spine":
             by_pair[(link.a.device, link.z.device)].append(link)
     for (leaf, spine), links in by_pair.items():
-        for p, link in enumerate(sorted(links, key=lambda lk: lk.a.port)):
-            up_cable[(leaf, link.a.port)] = (fabric.spines.index(spine), p)
-            down_cable[(spine, link.z.port)] = (fabric.leaves.index(leaf), p)
+        for p, link in enumerate(sorted(links, key=lambda lk: ib_port(plan, lk.a.device, lk.a.interface, lk.a.port))):
+            up_cable[(leaf, ib_port(plan, leaf, link.a.interface, link.a.port))] = (fabric.spines.index(spine), p)
+            down_cable[(spine, ib_port(plan, spine, link.z.interface, link.z.port))] = (fabric.leaves.index(leaf), p)
     # Every server to every server on another leaf, as OpenSM routes it and as the model does.
     servers = len(plan.servers)
     src, dst = np.nonzero(~np.eye(servers, dtype=bool))

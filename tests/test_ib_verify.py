@@ -71,6 +71,15 @@ def test_example_passes() -> None:
     assert "ib1-sm2 (0x02fab00040000041): priority 14, SMState 2 (STANDBY)" in text
 
 
+def test_ndr_twin_port_example_passes() -> None:
+    """ib-ndr: QM9700s with 32 twin-port cages; ibsim gets 64 InfiniBand ports per switch, two per
+    cage, and OpenSM discovers every planned cable: 4 x 28 HCAs + 4 x 30 uplinks + 2 SM hosts."""
+    plan, files = plan_and_files(IB_HDR.parent / "ib-ndr")
+    report = verify(plan, files, Options(pairs=16, sample=4))
+    assert report.ok, report.format()
+    assert "discovered 6/6 switches, 114/114 HCAs, 234/234 cables" in report.format()
+
+
 def test_root_guid_typo_and_partition_member_typo_fail() -> None:
     """One run, two typos: a root GUID (OpenSM: ERR AB24, ranks three roots, routes over three
     spines, still 'ftree tables configured') and a member GUID of tenant-a in partitions.conf

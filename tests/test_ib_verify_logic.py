@@ -105,7 +105,8 @@ servers: {attachment: rail, per_leaf: 32, ports_per_server: 8, rails: 8, name: "
 """
     result = CliRunner().invoke(main, ["validate", str(write_inventory(tmp_path, text))])
     assert result.exit_code == 2
-    assert "subnet manager ibr-sm1: ibr-leaf01 has no free port (64 ports, all used by servers and uplinks)" in result.output
+    # QM9700: 32 twin-port cages (64 NDR ports); 16 cages of servers and 16 of uplinks fill it.
+    assert "subnet manager ibr-sm1: ibr-leaf01 has no free port (32 cages, all used by servers and uplinks)" in result.output
     assert "run the SM on a server's HCA (host: ibr-su1-gpu01; ib verify accepts it)" in result.output
     fixed = write_inventory(tmp_path, text + "subnet_managers:\n  - {host: ibr-su1-gpu01, priority: 15}\n")
     result = CliRunner().invoke(main, ["validate", str(fixed)])

@@ -18,6 +18,7 @@ from fabricgen.allocate import Layout
 from fabricgen.catalog import models_for, platforms
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
+from fabricgen.media_rules import table_from
 from fabricgen.model import Endpoint, Link
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.guids import hca_guids, switch_guid
@@ -182,6 +183,38 @@ def test_media_pass_sets_every_link_and_reports_each_length_key_once() -> None:
         choose_media(far, plan.devices, plan.models, {}, SOURCE)
     kinds = {lk.kind for lk in plan.links}
     assert sorted(d.path for d in info.value.diagnostics) == sorted(f"cabling.length.{kind}" for kind in kinds)
+
+
+def test_media_pass_tells_ends_nothing_joins_from_lengths_nothing_reaches() -> None:
+    """With only a passive DAC (3 m at 50G lanes, 2 m at 100G): the 7060DX5 leaf (8 x 50G) and the
+    ConnectX-7 (4 x 100G) are joined by nothing at any length; leaf to spine (both 8 x 50G) at
+    30 m is a length the DAC does not reach. One error per length key, saying which."""
+    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    table = table_from(
+        {
+            "electrical": {"DAC": {"kind": "copper", "netbox_type": "dac-passive", "reach_m": {50: 3, 100: 2}}},
+            "fibre": {},
+            "part": "{form_factor}-{speed}G-{variant}",
+            "cable_part": "{form_factor}-{speed}G-{variant}",
+            "breakout_cable_part": "{form_factor}-{cage_speed}G-to-{count}x{far_form_factor}-{speed}G-{variant}",
+            "splitter_part": "{fibre}-1x{count}-SPLITTER",
+        }
+    )
+    with pytest.raises(FabricError) as info:
+        choose_media(plan.links, plan.devices, plan.models, {}, SOURCE, servers=plan.servers, nics=plan.nics, table=table)
+    by_path = {d.path: d.message for d in info.value.diagnostics}
+    assert sorted(by_path) == ["cabling.length.leaf-spine", "cabling.length.server-leaf"]
+    assert by_path["cabling.length.server-leaf"].startswith(
+        "no cable medium in the catalog joins OSFP (100G lanes) and QSFP-DD (50G lanes) at 400G"
+    )
+    assert by_path["cabling.length.leaf-spine"].startswith(
+        "no cable medium in the catalog reaches 30 m at 400G between QSFP-DD (50G lanes)"
+    )
+    # Both ends 8 x 50G at 2 m: the DAC joins them.
+    short = [
+        Link(lk.kind, lk.a, lk.z, lk.speed, lk.subnet, lk.a_address, lk.z_address, 2.0) for lk in plan.links if lk.kind == "leaf-spine"
+    ]
+    assert {lk.media.medium for lk in choose_media(short, plan.devices, plan.models, {}, SOURCE, table=table) if lk.media} == {"DAC"}
 
 
 def test_qos_shares_add_up_and_cnp_is_strict() -> None:

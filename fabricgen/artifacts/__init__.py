@@ -12,8 +12,9 @@ from fabricgen.artifacts.cabling import cabling
 from fabricgen.artifacts.gitattributes import gitattributes
 from fabricgen.artifacts.hosts import hosts
 from fabricgen.artifacts.lab import lab
+from fabricgen.artifacts.netbox import netbox
 from fabricgen.artifacts.readme import fabric_readme
 
-ARTIFACT_PRODUCERS = (fabric_readme, cabling, bom, hosts, lab, gitattributes)
+ARTIFACT_PRODUCERS = (fabric_readme, cabling, bom, netbox, hosts, lab, gitattributes)
 
-__all__ = ["ARTIFACT_PRODUCERS", "bom", "cabling", "fabric_readme", "gitattributes", "hosts", "lab"]
+__all__ = ["ARTIFACT_PRODUCERS", "bom", "cabling", "fabric_readme", "gitattributes", "hosts", "lab", "netbox"]

@@ -23,6 +23,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from fabricgen.infiniband.ibnet import IbFabric, IbNode
+from fabricgen.infiniband.topology import ib_port_numbers
 from fabricgen.model import Plan
 
 _MF0 = re.compile(r"^MF0;([^:;\s]+)")
@@ -54,12 +55,14 @@ def match_guids(plan: Plan, fabric: IbFabric) -> ImportResult:
     result = ImportResult()
     ib = plan.infiniband
     switches = {d.name: d for d in plan.devices}
+    # Leaf ends by InfiniBand port number, as ibnetdiscover reports them (a twin-port cage holds two).
+    per_cage, port_number = ib_port_numbers(plan)
     hcas: dict[str, list[tuple[int, str, int]]] = {}
     for server in plan.servers:
-        hcas[server.name] = [(nic.nic, nic.leaf, int(nic.leaf_interface) if nic.leaf_interface.isdigit() else 0) for nic in server.nics]
+        hcas[server.name] = [(nic.nic, nic.leaf, port_number.get((nic.leaf, nic.leaf_interface), 0)) for nic in server.nics]
     for sm in ib.subnet_managers if ib else ():
         if not sm.server:
-            hcas[sm.host] = [(1, sm.leaf, sm.leaf_port)]
+            hcas[sm.host] = [(1, sm.leaf, (sm.leaf_port - 1) * per_cage.get(sm.leaf, 1) + 1)]
     node_of: dict[str, str] = {}
     ca_nodes: dict[str, list[IbNode]] = {}
     for node in sorted(fabric.nodes.values(), key=lambda n: (n.kind, n.description, n.node_guid)):

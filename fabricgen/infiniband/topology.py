@@ -39,6 +39,15 @@ class SimNode:
     ports: tuple[SimPort, ...]
 
 
+def ib_port_numbers(plan: Plan) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """Ports per cage of each switch, and the InfiniBand port number of each switch interface.
+    InfiniBand numbers ports, not cages: a twin-port (or split) cage of N ports holds ports
+    (cage - 1) * N + 1 .. cage * N (QM9700 cage 2: ports 3 and 4)."""
+    per_cage = {d.name: max((b.count for b in d.breakouts), default=1) for d in plan.devices}
+    numbers = {(d.name, i.name): (i.port - 1) * per_cage[d.name] + max(i.sub, 1) for d in plan.devices for i in d.interfaces}
+    return per_cage, numbers
+
+
 def sim_nodes(plan: Plan) -> list[SimNode]:
     """Switches then HCAs (servers, then dedicated SM hosts), each with its cabled ports."""
     ib = plan.infiniband
@@ -51,18 +60,25 @@ def sim_nodes(plan: Plan) -> list[SimNode]:
         ports.setdefault(a, []).append(SimPort(a_port, z, z_port, speed))
         ports.setdefault(z, []).append(SimPort(z_port, a, a_port, speed))
 
+    per_cage, ib_port = ib_port_numbers(plan)
+
+    def port_of(device: str, interface: str, cage: int) -> int:
+        return ib_port.get((device, interface), cage)
+
     for link in plan.links:
-        a_port = link.a.port
+        a_port = port_of(link.a.device, link.a.interface, link.a.port)
         if link.kind == "server-leaf":
             a_port = int(link.a.interface.removeprefix("nic"))
-        connect(link.a.device, a_port, link.z.device, link.z.port, link.speed)
+        connect(link.a.device, a_port, link.z.device, port_of(link.z.device, link.z.interface, link.z.port), link.speed)
     # Dedicated SM hosts are not in plan.links (consumers expect switches and servers there).
     leaf_speed = {d.name: max((i.speed for i in d.interfaces), default=200) for d in plan.devices}
     for sm in ib.subnet_managers:
         if not sm.server:
-            connect(sm.host, 1, sm.leaf, sm.leaf_port, leaf_speed[sm.leaf])
+            connect(sm.host, 1, sm.leaf, (sm.leaf_port - 1) * per_cage[sm.leaf] + 1, leaf_speed[sm.leaf])
     nodes = [
-        SimNode("Switch", d.name, d.name, d.guid, d.ports_total, tuple(sorted(ports.get(d.name, []), key=lambda p: p.port)))
+        SimNode(
+            "Switch", d.name, d.name, d.guid, d.ports_total * per_cage[d.name], tuple(sorted(ports.get(d.name, []), key=lambda p: p.port))
+        )
         for d in plan.devices
     ]
     for server in plan.servers:

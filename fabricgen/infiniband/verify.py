@@ -35,6 +35,7 @@ from fabricgen.infiniband.ibnet import IbFabric, norm_guid, parse_ibnet
 from fabricgen.infiniband.partitions import check_partitions
 from fabricgen.infiniband.pkeys import planned_master
 from fabricgen.infiniband.sim import Simulation, SimulationError, missing_tools
+from fabricgen.infiniband.topology import ib_port_numbers
 from fabricgen.infiniband.verify_partitions import check_partition_tables
 from fabricgen.infiniband.verify_report import Check, Report
 from fabricgen.infiniband.verify_routing import check_spine_routes, check_tree
@@ -441,14 +442,15 @@ def _planned_links(plan: Plan) -> tuple[dict[str, str], set[tuple[tuple[str, int
         for nic in server.nics:
             name_of[nic.port_guid] = server.name
     links = set()
+    per_cage, numbers = ib_port_numbers(plan)
     for link in plan.links:
-        a_port = int(link.a.interface.removeprefix("nic")) if link.kind == "server-leaf" else link.a.port
-        ends = sorted(((link.a.device, a_port), (link.z.device, link.z.port)))
+        a_port = int(link.a.interface.removeprefix("nic")) if link.kind == "server-leaf" else numbers[(link.a.device, link.a.interface)]
+        ends = sorted(((link.a.device, a_port), (link.z.device, numbers[(link.z.device, link.z.interface)])))
         links.add((ends[0], ends[1]))
     for sm in ib.subnet_managers:
         if not sm.server:
             name_of[sm.port_guid] = sm.host
-            ends = sorted(((sm.host, 1), (sm.leaf, sm.leaf_port)))
+            ends = sorted(((sm.host, 1), (sm.leaf, (sm.leaf_port - 1) * per_cage[sm.leaf] + 1)))
             links.add((ends[0], ends[1]))
     return name_of, links
 

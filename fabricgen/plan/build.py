@@ -34,7 +34,7 @@ from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
-from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of
+from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
 from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
 from fabricgen.units import length_m
@@ -92,6 +92,7 @@ def _build_plan(inputs: Inputs) -> Plan:
     addresses, device_tally = address_devices(tiers.everything, layout, pools, inputs.bgp, routed)
     lengths = inputs.cabling.length
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, inputs.uplinks, per_superspine, routed)
+    nic = nic_model_of(inputs.servers, source)
     attachment = attachment_of(inputs.servers, inputs.fabric.name, length_m(lengths["server-leaf"]), speeds.server, routed, routed)
     attached = attach_servers(tiers.leaves, attachment, layout, pools, mtu, _server_guids(inputs))
     fabric = _Fabric(
@@ -117,7 +118,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         devices = ib_plan.pin_switch_guids(devices, inputs.guids)
         infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
-    media = choose_media(links, devices, models, override_positions(overrides), source)
+    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,))
     bgp, services = inputs.bgp, inputs.services
     return Plan(
         name=inputs.fabric.name,
@@ -154,6 +155,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         ),
         pins=pins_of(tiers.everything, source),
         jobs=jobs_of(inputs.jobs, source),
+        nics=(nic,),
     )
 
 

@@ -91,6 +91,8 @@ class ServersInput:
     vlan: int
     attachment: str
     rails: int | None
+    nic: str
+    """Catalog NIC model of the servers' ports (schema default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,6 +365,7 @@ def _servers(servers: Mapping[str, Any]) -> ServersInput:
         vlan=servers["vlan"],
         attachment=servers["attachment"],
         rails=servers.get("rails"),
+        nic=servers["nic"],
     )
 
 

@@ -1,47 +1,29 @@
-"""The media rule: which cable or optics one link needs, from its length, speed and both ends' cages.
+"""Media of one cable from the hardware at its two ends, the parts it takes and their identities.
 
-A pure function of (A end hardware, Z end hardware, length, speed): `choose`. The planner's
-media pass (`plan/passes/media.py`) calls it once per distinct combination and stores the
-choice on every link, so the cabling plan, the bill of materials and `validate` all read the
-same decision. The reach table and part naming are data in `data/catalog.yml` (`optics:`),
-read once. Replace this module to change the rule; the pass does not need to change.
+The rule (which medium joins two ends over a length) is `fabricgen/media_rules.py`, a pure
+function of the ends' facts. This module gives it those facts from the plan's parts (switch
+cage or server NIC: form factor, lane rate, the module in the cage and how many links share it)
+and names the parts. The planner's media pass (`plan/passes/media.py`) stores the resulting
+`Choice` on every link; the cabling plan, the BOM and the NetBox export read it from there and
+derive only the identities of the physical items (`identities`) from the link's ends, so they
+can never disagree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from fabricgen.catalog import catalog_section
-from fabricgen.model import Choice, Device, Link, Model
+from fabricgen import media_rules as rules
+from fabricgen.model import Choice, Device, Link, Model, NicModel, Plan, Server
 
-
-@dataclass(frozen=True, slots=True)
-class Medium:
-    """One row of the reach table."""
-
-    name: str
-    kind: str
-    netbox_type: str
-    reach_m: float
-    fibre: str
-    variant: dict[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class OpticsTable:
-    media: tuple[Medium, ...]
-    part: str
-    cable_part: str
-    breakout_cable_part: str
+Key = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """The hardware at one end of a cable: the cage's form factor and native speed, and how
-    many links share the cage (1 unless it is broken out)."""
+    """The hardware at one end of a cable: the cage's form factor, the speed of the module (or
+    cable end) in it, how many links share that cage, and the lane rate of this link there."""
 
     device: str
     port: int
@@ -49,118 +31,229 @@ class End:
     form_factor: str
     cage_speed: int
     shared: int
+    lane_rate: int = 0
+    sub: int = 1
+    facts: rules.End = field(init=False, repr=False, compare=False)
+    """What the media rule sees of this end (computed once: the rule runs per combination)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", rules.End(self.form_factor, self.lane_rate, self.cage_speed, self.shared))
 
 
-def _medium(name: str, entry: dict[str, Any]) -> Medium:
-    return Medium(
-        name=name,
-        kind=str(entry["kind"]),
-        netbox_type=str(entry["netbox_type"]),
-        reach_m=float(entry["reach_m"]),
-        fibre=str(entry.get("fibre", "")),
-        variant={str(k): str(v) for k, v in entry["variant"].items()},
-    )
-
-
-@cache
-def optics_table() -> OpticsTable:
-    optics = catalog_section("optics")
-    return OpticsTable(
-        media=tuple(_medium(name, entry) for name, entry in optics["media"].items()),
-        part=optics["part"],
-        cable_part=optics["cable_part"],
-        breakout_cable_part=optics["breakout_cable_part"],
-    )
-
-
-def _variant(medium: Medium, speed: int, far: End) -> str:
-    if far.shared > 1:
-        return medium.variant.get(f"{speed}@{far.cage_speed}", medium.variant[str(speed)])
-    return medium.variant[str(speed)]
-
-
-def _optic(table: OpticsTable, medium: Medium, speed: int, end: End, far: End) -> str:
-    if end.shared > 1:
-        return table.part.format(form_factor=end.form_factor, speed=end.cage_speed, variant=medium.variant[str(end.cage_speed)])
-    return table.part.format(form_factor=end.form_factor, speed=speed, variant=_variant(medium, speed, far))
-
-
-def _end_key(end: End) -> tuple[str, ...]:
+def _end_key(end: End) -> Key:
     return (end.device, str(end.port)) if end.shared > 1 else (end.device, end.interface)
 
 
-def keys(kind: str, a: End, z: End) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(cable, A transceiver, Z transceiver) identities for counting physical items: a
-    broken-out cage holds one transceiver (or one breakout cable) for several links."""
-    if kind == "copper":
-        broken = a if a.shared > 1 else z if z.shared > 1 else None
-        cable_key = ("cable", *_end_key(broken)) if broken is not None else ("cable", *_end_key(a), *_end_key(z))
-        return cable_key, (), ()
-    return ("fibre", a.device, a.interface, z.device, z.interface), _end_key(a), _end_key(z)
+def _pair(a: End, z: End) -> str:
+    return a.form_factor if a.form_factor == z.form_factor else f"{a.form_factor}-to-{z.form_factor}"
 
 
-def choose(speed: int, length_m: float, a: End, z: End, table: OpticsTable | None = None) -> Choice | None:
-    """The first medium (in catalog order) that reaches `length_m` at `speed`, and its parts;
-    None when nothing reaches."""
-    table = table or optics_table()
-    for medium in table.media:
-        if length_m > medium.reach_m or str(speed) not in medium.variant:
-            continue
-        variant = _variant(medium, speed, z) if a.shared == 1 else _variant(medium, speed, a)
-        if medium.kind == "copper":
-            broken = a if a.shared > 1 else z if z.shared > 1 else None
-            if broken is not None:
-                far = z if broken is a else a
-                part = table.breakout_cable_part.format(
-                    form_factor=broken.form_factor,
-                    cage_speed=broken.cage_speed,
-                    count=broken.shared,
-                    far_form_factor=far.form_factor,
-                    speed=speed,
-                    variant=variant,
-                )
-            else:
-                form_factor = a.form_factor if a.form_factor == z.form_factor else f"{a.form_factor}-to-{z.form_factor}"
-                part = table.cable_part.format(form_factor=form_factor, speed=speed, variant=variant)
-            return Choice(medium.name, variant, medium.kind, medium.netbox_type, part, "", "")
-        return Choice(
-            medium.name,
-            variant,
-            medium.kind,
-            medium.netbox_type,
-            medium.fibre,
-            _optic(table, medium, speed, a, z),
-            _optic(table, medium, speed, z, a),
+def _electrical(medium: rules.Medium, speed: int, a: End, z: End, table: rules.MediaTable) -> Choice:
+    """A cable with built-in ends: straight, or one breakout (splitter) cable per shared cage."""
+    broken = a if a.shared > 1 else z if z.shared > 1 else None
+    if a.shared > 1 and z.shared > 1:
+        part = table.cable_part.format(form_factor=_pair(a, z), speed=a.cage_speed, variant=medium.name)
+    elif broken is not None:
+        far = z if broken is a else a
+        part = table.breakout_cable_part.format(
+            form_factor=broken.form_factor,
+            cage_speed=broken.cage_speed,
+            count=broken.shared,
+            far_form_factor=far.form_factor,
+            speed=speed,
+            variant=medium.name,
         )
-    return None
-
-
-Hardware = Mapping[str, tuple[Model, Mapping[int, int]]]
-"""Per device: its catalog model and its broken-out cages (port -> logical ports)."""
-
-
-def cage_facts(devices: Iterable[Device], models: Iterable[Model]) -> Hardware:
-    """What `link_ends` needs to know of every switch."""
-    by_name = {m.name: m for m in models}
-    return {d.name: (by_name[d.model], {b.port: b.count for b in d.breakouts}) for d in devices}
-
-
-def link_ends(link: Link, hardware: Hardware) -> tuple[End, End]:
-    """Both ends' cage facts. A server end has no catalog model: it is assumed to take the same
-    form factor as its leaf port (documented in docs/artifacts.md).
-
-    >>> from fabricgen.model import Endpoint
-    >>> m = Model("m", "v", "", 64, 400, 8, "OSFP", {400: 1, 100: 4}, ("eos",))
-    >>> link = Link("server-leaf", Endpoint("gpu1", "nic1", 1), Endpoint("leaf1", "Ethernet1/1", 1), 100, "", "", "", 3.0)
-    >>> a, z = link_ends(link, {"leaf1": (m, {1: 4})})
-    >>> (a.form_factor, a.cage_speed, a.shared), (z.cage_speed, z.shared)
-    (('OSFP', 100, 1), (400, 4))
-    """
-    z_model, z_breakouts = hardware[link.z.device]
-    z = End(link.z.device, link.z.port, link.z.interface, z_model.form_factor, z_model.speed, z_breakouts.get(link.z.port, 1))
-    if link.a.device in hardware:
-        a_model, a_breakouts = hardware[link.a.device]
-        a = End(link.a.device, link.a.port, link.a.interface, a_model.form_factor, a_model.speed, a_breakouts.get(link.a.port, 1))
     else:
-        a = End(link.a.device, link.a.port, link.a.interface, z.form_factor, link.speed, 1)
-    return a, z
+        part = table.cable_part.format(form_factor=_pair(a, z), speed=speed, variant=medium.name)
+    return Choice(medium.name, medium.name, medium.kind, medium.netbox_type, part, "", "")
+
+
+def _cord_part(medium: rules.Medium, a: End, z: End, table: rules.MediaTable) -> str:
+    """The patch cord: one per optical port a link uses, or, when several links share one optical
+    port (NDR200 on a twin-port module), a 1:N splitter cord per shared port."""
+    assert medium.a is not None and medium.z is not None
+    if rules.patch_cords(medium, a.facts, z.facts) > 0:
+        return medium.a.fibre
+    shared, variant = (a, medium.a) if a.shared > medium.a.ports else (z, medium.z)
+    return table.splitter_part.format(fibre=variant.fibre, count=shared.shared // variant.ports)
+
+
+def parts_for(medium: rules.Medium, speed: int, a: End, z: End, table: rules.MediaTable) -> Choice:
+    """The parts a decided medium takes between these two ends."""
+    if medium.a is None or medium.z is None:
+        return _electrical(medium, speed, a, z, table)
+    return Choice(
+        medium.name,
+        medium.link_variant(a.facts, z.facts),
+        "fibre",
+        medium.netbox_type,
+        _cord_part(medium, a, z, table),
+        table.part.format(form_factor=a.form_factor, speed=a.cage_speed, variant=medium.a.name),
+        table.part.format(form_factor=z.form_factor, speed=z.cage_speed, variant=medium.z.name),
+        medium.a.ports,
+        medium.z.ports,
+    )
+
+
+def choose(speed: int, length_m: float, a: End, z: End, table: rules.MediaTable | None = None) -> Choice | None:
+    """The medium and parts for one cable; None when nothing in the catalog joins its ends."""
+    table = table or rules.media_table()
+    medium = rules.choose_medium(a.facts, z.facts, length_m, table)
+    return None if medium is None else parts_for(medium, speed, a, z, table)
+
+
+@dataclass(frozen=True, slots=True)
+class Identities:
+    """What one cable's parts are, as physical items to count: a shared cage holds one module
+    (or one breakout cable) for all its links, a twin-port module's two optical ports take two
+    cords, links sharing one optical port share one splitter cord."""
+
+    cables: tuple[Key, ...]
+    a: Key
+    z: Key
+
+    @property
+    def cable(self) -> Key:
+        return self.cables[0]
+
+
+def _electrical_key(a: End, z: End) -> Key:
+    """One cable per shared cage (a breakout cable), else per pair of interfaces."""
+    if a.shared > 1 and z.shared > 1:
+        return ("cable", *_end_key(a), *_end_key(z))
+    if a.shared > 1:
+        return ("cable", *_end_key(a))
+    if z.shared > 1:
+        return ("cable", *_end_key(z))
+    return ("cable", *_end_key(a), *_end_key(z))
+
+
+def identities(choice: Choice, a: End, z: End) -> Identities:
+    """The physical items of one cable, from its chosen media and its two ends.
+
+    >>> a, z = End("l1", 1, "Ethernet1/1", "OSFP", 800, 1, 100), End("s1", 9, "Ethernet9/1", "OSFP", 800, 1, 100)
+    >>> twin = Choice("DR", "2xDR4", "fibre", "smf-os2", "SMF-OS2-MPO-12-APC", "OSFP-800G-2xDR4", "OSFP-800G-2xDR4", 2, 2)
+    >>> len(identities(twin, a, z).cables)
+    2
+    """
+    if choice.kind != "fibre":
+        return Identities((_electrical_key(a, z),), (), ())
+    link: Key = ("fibre", a.device, a.interface, z.device, z.interface)
+    cords = min(choice.a_ports // a.shared, choice.z_ports // z.shared)
+    if cords > 0:
+        return Identities(tuple((*link, str(i)) for i in range(cords)), _end_key(a), _end_key(z))
+    shared, ports = (a, choice.a_ports) if a.shared > choice.a_ports else (z, choice.z_ports)
+    per_port = shared.shared // max(ports, 1)
+    splitter = ("splitter", shared.device, str(shared.port), str((shared.sub - 1) // per_port))
+    return Identities((splitter,), _end_key(a), _end_key(z))
+
+
+class Ends:
+    """Builds the End of each link end from the switches' models and breakouts and the servers'
+    NIC models."""
+
+    def __init__(
+        self, devices: Iterable[Device], models: Iterable[Model], servers: Iterable[Server] = (), nics: Iterable[NicModel] = ()
+    ) -> None:
+        by_name: dict[str, Model] = {m.name: m for m in models}
+        devices = tuple(devices)
+        self.switches = {d.name: (by_name[d.model], {b.port: b.count for b in d.breakouts}) for d in devices}
+        self.subs = {(d.name, i.name): i.sub for d in devices for i in d.interfaces if i.sub > 1}
+        nic_by_name: dict[str, NicModel] = {n.name: n for n in nics}
+        self.server_nic = {s.name: nic_by_name[s.nic_model] for s in servers if s.nic_model in nic_by_name}
+        self._server_facts: dict[tuple[str, int, rules.End], rules.End] = {}
+
+    def switch(self, device: str, port: int, interface: str, speed: int) -> End:
+        model, breakouts = self.switches[device]
+        shared = breakouts.get(port, 1)
+        module_speed = model.cage_speed if shared > 1 else speed
+        rate = speed * shared // max(model.lanes, 1)  # rules.lane_rate, inlined: once per link end
+        sub = self.subs.get((device, interface), 1) if shared > 1 else 1
+        return End(device, port, interface, model.form_factor, module_speed, shared, rate, sub)
+
+    def switch_facts(self, device: str, port: int, speed: int) -> rules.End:
+        """What the rule sees of a switch end: `switch(...).facts` without building the End."""
+        model, breakouts = self.switches[device]
+        shared = breakouts.get(port, 1)
+        return rules.End(model.form_factor, speed * shared // max(model.lanes, 1), model.cage_speed if shared > 1 else speed, shared)
+
+    def facts_of(self, link: Link) -> tuple[rules.End, rules.End]:
+        """Both ends' rule facts, `(a.facts, z.facts)` of `of(link)`, at a fraction of the cost:
+        the media pass needs the full ends only once per distinct combination."""
+        z = self.switch_facts(link.z.device, link.z.port, link.speed)
+        if link.a.device in self.switches:
+            return self.switch_facts(link.a.device, link.a.port, link.speed), z
+        nic = self.server_nic.get(link.a.device)
+        key = (nic.name if nic else "", link.speed, z)
+        a = self._server_facts.get(key)
+        if a is None:
+            a = self._server_facts[key] = self.server(link, self.switch(link.z.device, link.z.port, link.z.interface, link.speed)).facts
+        return a, z
+
+    def of(self, link: Link) -> tuple[End, End]:
+        """Both ends of `link` (A: a leaf or a server, Z: a switch)."""
+        z = self.switch(link.z.device, link.z.port, link.z.interface, link.speed)
+        if link.a.device in self.switches:
+            return self.switch(link.a.device, link.a.port, link.a.interface, link.speed), z
+        return self.server(link, z), z
+
+    def server(self, link: Link, far: End) -> End:
+        """The server (A) end of `link`, whose far end is `far`."""
+        end = link.a
+        nic = self.server_nic.get(end.device)
+        if nic is None:  # no NIC model known: the far cage's facts (plans built without one)
+            return End(end.device, end.port, end.interface, far.form_factor, link.speed, 1, far.lane_rate)
+        return nic_end(end.device, end.port, end.interface, nic, link.speed, far.lane_rate)
+
+
+def nic_end(device: str, port: int, interface: str, nic: NicModel, speed: int, far_rate: int) -> End:
+    """A NIC below its native speed runs fewer or slower lanes: 200G as 4 x 50G (HDR) or as
+    2 x 100G (NDR200, in its 400G module), 100G as 2 x 50G. It runs the far end's lane rate
+    when its lanes can carry the speed at that rate, else all its lanes evenly."""
+    fits = far_rate <= nic.lane_rate and speed % far_rate == 0 and speed // far_rate <= nic.lanes
+    rate = far_rate if fits else rules.lane_rate(speed, nic.lanes, 1)
+    # Several native lanes run in the NIC's own module (NDR200: 2 of a 400G module's 4
+    # channels); one lane, or slower lanes, take a module of the link's speed.
+    module_speed = nic.speed if rate == nic.lane_rate and speed // rate >= 2 else speed
+    return End(device, port, interface, nic.form_factor, module_speed, 1, rate)
+
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    """A link of a finished plan with its ends' hardware, its media and its physical items."""
+
+    link: Link
+    a: End
+    z: End
+    choice: Choice
+    items: Identities
+
+    @property
+    def breakout(self) -> bool:
+        """One physical cable serving several links (a breakout or splitter cable with built-in
+        ends): NetBox's CSV cable import cannot hold it."""
+        return self.choice.kind != "fibre" and (self.a.shared > 1 or self.z.shared > 1)
+
+
+_LAST: list[tuple[Plan, tuple[Cable, ...]]] = []
+"""The last plan's cables: the cabling plan, the BOM and the NetBox export each need them for the
+same plan in one render (about 1 s per 10,000 links). Holds that one plan, compared by identity."""
+
+
+def cables(plan: Plan) -> tuple[Cable, ...]:
+    """Every link of a finished plan (media chosen by the planner) with its ends, in plan order."""
+    if _LAST and _LAST[0][0] is plan:
+        return _LAST[0][1]
+    result = _cables(plan)
+    _LAST[:] = [(plan, result)]
+    return result
+
+
+def _cables(plan: Plan) -> tuple[Cable, ...]:
+    ends = Ends(plan.devices, plan.models, plan.servers, plan.nics)
+    result: list[Cable] = []
+    for link in plan.links:
+        assert link.media is not None, link
+        a, z = ends.of(link)
+        result.append(Cable(link, a, z, link.media, identities(link.media, a, z)))
+    return tuple(result)

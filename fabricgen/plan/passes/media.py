@@ -3,8 +3,9 @@
 The medium is a physical fact of the plan, so it is chosen here, once per link, and not by a
 producer: `validate` then finds a cable that nothing in the catalog reaches, and says where
 its length comes from (`cabling.length.<kind>` or the `cabling.overrides` entry), once per
-such key rather than once per cable. The rule itself is `plan.media.choose`, a pure function
-of both ends' hardware, the length and the speed.
+such key rather than once per cable. The rule itself is `media_rules.choose_medium`, a pure
+function of both ends' facts (form factor, lane rate, module, links per cage) and the length;
+`plan.media` gives it those facts (switch cages, server NIC models) and names the parts.
 
 Many cables share the same hardware and length: the rule runs once per combination and those
 cables share one `Choice`.
@@ -15,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from fabricgen import media_rules as rules
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Choice, Device, Link, Model
-from fabricgen.plan.media import Hardware, OpticsTable, cage_facts, choose, link_ends, optics_table
+from fabricgen.model import Choice, Device, Link, Model, NicModel, Server
+from fabricgen.plan.media import End, Ends, choose
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,12 @@ class _Miss:
 
     count: int
     example: Link
+    a: End
+    z: End
+
+    @property
+    def ends(self) -> tuple[End, End]:
+        return self.a, self.z
 
 
 def length_source(link: Link, overrides: Mapping[tuple[str, str], int]) -> PathKey:
@@ -53,53 +61,56 @@ def choose_media(
     models: Iterable[Model],
     overrides: Mapping[tuple[str, str], int],
     source: SourceMap,
-    table: OpticsTable | None = None,
+    *,
+    servers: Iterable[Server] = (),
+    nics: Iterable[NicModel] = (),
+    table: rules.MediaTable | None = None,
 ) -> tuple[Link, ...]:
     """`links` with `media` set, in the same order; FabricError with one diagnostic per length
-    key that some cable cannot be bought for."""
-    table = table or optics_table()
-    hardware = cage_facts(devices, models)
+    key that some cable cannot be bought for. A server end takes its NIC model's facts
+    (`servers`, `nics`), or the far cage's when it has none."""
+    table = table or rules.media_table()
+    ends = Ends(devices, models, servers, nics)
     decided: dict[tuple[object, ...], Choice | None] = {}
     misses: dict[PathKey, _Miss] = {}
     result: list[Link] = []
     for link in links:
-        signature = _signature(link, hardware)
+        # Many cables share the same hardware and length: decide once per combination, and
+        # build the full ends only then.
+        signature = (link.speed, link.length_m, *ends.facts_of(link))
         if signature not in decided:
-            decided[signature] = choose(link.speed, link.length_m, *link_ends(link, hardware), table)
+            decided[signature] = choose(link.speed, link.length_m, *ends.of(link), table)
         t = decided[signature]
         if t is None:
             where = length_source(link, overrides)
             miss = misses.get(where)
-            misses[where] = _Miss(miss.count + 1, miss.example) if miss else _Miss(1, link)
+            misses[where] = _Miss(miss.count + 1, miss.example, *miss.ends) if miss else _Miss(1, link, *ends.of(link))
             continue
         result.append(_with_media(link, t))
     if misses:
-        raise FabricError([_diagnostic(where, miss, source) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
+        raise FabricError([_diagnostic(where, miss, source, table) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
     return tuple(result)
-
-
-def _signature(link: Link, hardware: Hardware) -> tuple[object, ...]:
-    """What the rule reads of a cable: speed, length and both ends' (form factor, cage speed,
-    links per cage); the `End` objects are built only once per distinct signature."""
-    z_model, z_breakouts = hardware[link.z.device]
-    a_hardware = hardware.get(link.a.device)
-    if a_hardware is None:
-        a = (z_model.form_factor, link.speed, 1)
-    else:
-        a = (a_hardware[0].form_factor, a_hardware[0].speed, a_hardware[1].get(link.a.port, 1))
-    return (link.speed, link.length_m, *a, z_model.form_factor, z_model.speed, z_breakouts.get(link.z.port, 1))
 
 
 def _with_media(link: Link, media: Choice) -> Link:
     return Link(link.kind, link.a, link.z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, media)
 
 
-def _diagnostic(where: PathKey, miss: _Miss, source: SourceMap) -> Diagnostic:
-    link = miss.example
+def _diagnostic(where: PathKey, miss: _Miss, source: SourceMap, table: rules.MediaTable) -> Diagnostic:
+    """A length nothing reaches between these ends, or ends nothing joins at any length (lane
+    rates no cable or module pair bridges): the hint differs."""
+    link, a, z = miss.example, miss.a, miss.z
     others = f" and {miss.count - 1} more cable(s)" if miss.count > 1 else ""
+    ends = f"{a.form_factor} ({a.lane_rate}G lanes) and {z.form_factor} ({z.lane_rate}G lanes)"
+    cable = f"({link.a.device} {link.a.interface} - {link.z.device} {link.z.interface}{others})"
+    if choose(link.speed, 0.0, a, z, table) is not None:
+        return source.diagnostic(
+            where,
+            f"no cable medium in the catalog reaches {link.length_m:g} m at {link.speed}G between {ends} {cable}",
+            hint="shorten the cable, or add a medium with that reach under `optics:` in the catalog",
+        )
     return source.diagnostic(
         where,
-        f"no cable medium in the catalog reaches {link.length_m:g} m at {link.speed}G "
-        f"({link.a.device} {link.a.interface} - {link.z.device} {link.z.interface}{others})",
-        hint="shorten the cable, or add a medium with that reach under `optics.media` in the catalog",
+        f"no cable medium in the catalog joins {ends} at {link.speed}G {cable}",
+        hint="change the NIC model (`servers.nic`) or the speed, or add a medium for these ends under `optics:` in the catalog",
     )

@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 
 from fabricgen import allocate
 from fabricgen.allocate import Layout, PoolTally, ipv4
-from fabricgen.model import Endpoint, Interface, Link, Server, ServerNic
+from fabricgen.catalog import nic_models
+from fabricgen.diagnostics import FabricError
+from fabricgen.loader import SourceMap
+from fabricgen.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
@@ -42,6 +45,8 @@ class Attachment:
     length_m: float
     routed: bool
     roce: bool
+    nic_model: str = ""
+    """Catalog NIC model of every server port (`servers.nic`)."""
 
 
 @dataclass(slots=True)
@@ -85,7 +90,17 @@ def attachment_of(servers: ServersInput, fabric: str, length_m: float, speed: in
         length_m=length_m,
         routed=routed,
         roce=roce,
+        nic_model=servers.nic,
     )
+
+
+def nic_model_of(servers: ServersInput, source: SourceMap) -> NicModel:
+    """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown."""
+    known = nic_models()
+    name = servers.nic
+    if name not in known:
+        raise FabricError([source.diagnostic(("servers", "nic"), f"unknown NIC model '{name}'", hint=f"known: {', '.join(sorted(known))}")])
+    return known[name]
 
 
 def unit_and_rail(index: int, rails: int) -> tuple[int, int]:
@@ -126,7 +141,9 @@ def attach_servers(
                 entry = rail_servers[server.name] = _RailServer(leaf.pod, unit, server.index, server.node_guid, first.name)
             entry.nics.extend(server.nics)
     for name, rs in rail_servers.items():
-        servers.append(Server(name, rs.leaf, rs.index, rs.node_guid, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit))
+        servers.append(
+            Server(name, rs.leaf, rs.index, rs.node_guid, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit, spec.nic_model)
+        )
     return Attached(tuple(servers), tuple(links), sides, tally)
 
 
@@ -213,7 +230,7 @@ def _leaf_servers(
                 )
             )
             slot += 1
-        result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod))
+        result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if mode == "subnet" and addressed and spec.per_leaf:
         side.interfaces.append(
             Interface(
