@@ -9,17 +9,17 @@ cable they may cross. One pass over the interfaces and one over the links.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from fabricgen.diagnostics import Diagnostic
 from fabricgen.loader import SourceMap
 from fabricgen.model import Plan
+from fabricgen.plan.inputs import Inputs
 
 _LISTED = 5
 """Mismatched cables listed by name; the rest are counted."""
 
 
-def check_mtu(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_mtu(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     """Both ends of every cable at the same MTU, within both platforms' maximum, and the host MTU
     at most the smallest switch-to-switch MTU. Reported at `roce.mtu`, the key that sets it."""
     if plan.roce is None:

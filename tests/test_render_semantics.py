@@ -13,6 +13,7 @@ import ipaddress
 import math
 import re
 from pathlib import Path
+from typing import cast
 
 import pytest
 import yaml
@@ -23,6 +24,7 @@ from fabricgen.diagnostics import FabricError
 from fabricgen.loader import load_inventory
 from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
+from fabricgen.plan.inputs import Inputs
 from fabricgen.render import RenderContext, render_files
 from tests.conftest import ROOT
 from tests.render_cases import device_configs, inventory_ids, rendered
@@ -30,6 +32,8 @@ from tests.render_cases import device_configs, inventory_ids, rendered
 EOS_BEST_EFFORT_TC = 1
 """EOS default DSCP map: DSCP 0-7 -> traffic class 1 (8-15 -> 0), so unmarked traffic is TC1."""
 PLATFORM_MTU_MAX = {"eos": 9214, "nxos": 9216}
+_NO_INPUTS = cast(Inputs, None)
+"""check_mtu reads the plan only."""
 HIER = {"eos": Platform.ARISTA_EOS, "nxos": Platform.CISCO_NXOS}
 
 
@@ -133,13 +137,13 @@ def test_check_mtu_refuses_mismatched_ends_and_large_hosts() -> None:
     inventory = ROOT / "inventories" / "pod-mixed"
     plan = load_and_plan(inventory).plan
     source = load_inventory(inventory, "fabric.yml").source
-    assert list(check_mtu(plan, {}, source)) == []
+    assert list(check_mtu(plan, _NO_INPUTS, source)) == []
     too_big = dataclasses.replace(plan, host_mtu=9216)
-    assert any("host MTU 9216" in d.message for d in check_mtu(too_big, {}, source))
+    assert any("host MTU 9216" in d.message for d in check_mtu(too_big, _NO_INPUTS, source))
     spine = next(d for d in plan.devices if d.role == "spine")
     changed = dataclasses.replace(spine, interfaces=tuple(dataclasses.replace(i, mtu=9216) for i in spine.interfaces))
     mismatched = dataclasses.replace(plan, devices=tuple(changed if d.name == spine.name else d for d in plan.devices))
-    messages = [d.message for d in check_mtu(mismatched, {}, source)]
+    messages = [d.message for d in check_mtu(mismatched, _NO_INPUTS, source)]
     assert any("different MTUs" in m and spine.name in m for m in messages), messages
 
 
