@@ -114,10 +114,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         inputs.bgp.aggregate_server_prefixes,
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
-    if routed:
-        devices = mark_as_path_multipath(devices)
-    limit = _route_limit(addressing) if routed else 0
-    devices = tuple(replace(d, maximum_routes=limit) for d in devices)
+    devices = _bgp_intent(devices, addressing) if routed else devices
     overrides = inputs.cabling.overrides
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     if routed:
@@ -162,6 +159,12 @@ def _build_plan(inputs: Inputs) -> Plan:
         nics=(nic,),
         host_mtu=host_mtu if routed else 0,
     )
+
+
+def _bgp_intent(devices: tuple[Device, ...], addressing: AddressingInput) -> tuple[Device, ...]:
+    """AS-path multipath relaxation where the ASN design needs it, and every device's route limit."""
+    limit = _route_limit(addressing)
+    return tuple(replace(d, maximum_routes=limit) for d in mark_as_path_multipath(devices))
 
 
 def _route_limit(addressing: AddressingInput) -> int:
