@@ -111,6 +111,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     from fabricgen.checks import check_plan
     from fabricgen.loader import load_inventory
     from fabricgen.plan.build import build_plan
+    from fabricgen.plan.inputs import inputs_of
     from fabricgen.render import RenderContext, render_files
     from fabricgen.schema import apply_defaults, validate_document
     from fabricgen.validation import check_document, check_planned, check_raw
@@ -131,8 +132,9 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         assert not [d for d in check_document(doc, document.source) if d.is_error]
         times["validate"] = time.perf_counter() - start
         start = time.perf_counter()
-        plan = build_plan(doc, document.source)
-        findings = [d for d in check_plan(plan, doc, document.source) + check_planned(plan, doc, document.source) if d.is_error]
+        inputs = inputs_of(doc, document.source)
+        plan = build_plan(inputs)
+        findings = [d for d in check_plan(plan, inputs) + check_planned(plan, doc, document.source) if d.is_error]
         assert not findings, findings[:3]
         times["plan"] = time.perf_counter() - start
         start = time.perf_counter()

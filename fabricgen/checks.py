@@ -1,8 +1,8 @@
 """Semantic checks on a finished plan. Each check is a small function returning diagnostics
 that name the items involved; `check_plan` runs them all so every problem shows at once.
 
-The checks read the plan (and the source map, to point at the inventory key to change); they
-never modify anything. Each is linear in the size of the fabric.
+The checks read the plan (and the typed inputs with their source map, to point at the
+inventory key to change, e.g. a pinned `leaves.nodes[0].name`); they never modify anything. Each is linear in the size of the fabric.
 """
 
 from __future__ import annotations
@@ -11,33 +11,37 @@ import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import netaddr
 
 from fabricgen.allocate import ip_int
 from fabricgen.catalog import platforms
+from fabricgen.checks_mtu import check_mtu
 from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
 from fabricgen.loader import PathKey, SourceMap
 from fabricgen.model import Pin, Plan
+from fabricgen.plan.inputs import Inputs, TierInput
 
-Check = Callable[[Plan, dict[str, Any], SourceMap], Iterable[Diagnostic]]
-
-
-def _tier_key(role: str) -> str:
-    return {"spine": "spines", "leaf": "leaves"}.get(role, role)
+Check = Callable[[Plan, Inputs, SourceMap], Iterable[Diagnostic]]
 
 
-def _node_path(doc: dict[str, Any], role: str, index: int, field: str) -> PathKey:
-    key = _tier_key(role)
-    for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-        if node.get("index") == index:
-            return (key, "nodes", position, field) if field in node else (key, "nodes", position)
-    return (key,)
+def _tier_of(inputs: Inputs, role: str) -> TierInput | None:
+    return {"spine": inputs.spines, "leaf": inputs.leaves, "superspine": inputs.superspines}[role]
 
 
-def check_pools(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def _node_path(inputs: Inputs, role: str, index: int, field: str) -> PathKey:
+    """The `nodes:` entry (and its `field` when pinned) of device `index` of a tier, else the tier."""
+    tier = _tier_of(inputs, role)
+    if tier is None:
+        return ()
+    for node in tier.nodes:
+        if node.index == index:
+            return (*node.path, field) if getattr(node, field) is not None else node.path
+    return tier.path
+
+
+def check_pools(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     for pool in plan.pools:
         if pool.needed > pool.capacity:
             yield source.diagnostic(
@@ -87,12 +91,12 @@ def _at(source: SourceMap, where: PathKey | Pin, message: str, hint: str = "") -
     return source.diagnostic(where, message, hint=hint)
 
 
-def check_names(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_names(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     by_name: dict[str, list[str]] = defaultdict(list)
     where: dict[str, PathKey] = {}
     for device in plan.devices:
         by_name[device.name].append(f"{device.role} {device.index}")
-        path = _node_path(doc, device.role, device.index, "name")
+        path = _node_path(inputs, device.role, device.index, "name")
         if device.name not in where or path[-1] == "name":
             where[device.name] = path
     device_clash = any(len(users) > 1 for users in by_name.values())
@@ -104,7 +108,7 @@ def check_names(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
             yield source.diagnostic(where[name], f"duplicate name '{name}' ({', '.join(users)})")
 
 
-def check_duplicates(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_duplicates(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     pins = _pinned_addresses(plan)
     # One dict entry per address; owners are formatted only for the (rare) clashes: at
     # 5,000 switches there are 600,000 addresses and a string each cost seconds.
@@ -176,7 +180,7 @@ def _clash_findings(
         yield source.diagnostic(("addressing",), f"... and {len(overlaps) - MAX_LISTED} more sets of devices with overlapping addresses")
 
 
-def check_ports(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_ports(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     exhausted: dict[tuple[str, str, int, int], list[str]] = defaultdict(list)
     collisions: dict[tuple[str, int, int, int], list[str]] = defaultdict(list)
     for device in plan.devices:
@@ -232,7 +236,7 @@ def _names(names: list[str]) -> str:
     return ", ".join(runs[:MAX_LISTED]) + (f" and {len(runs) - MAX_LISTED} more" if len(runs) > MAX_LISTED else "")
 
 
-def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_oversubscription(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     groups: dict[tuple[int, int, str, str], list[str]] = defaultdict(list)
     spines = {d.name for d in plan.devices if d.role == "spine"}
     for item in plan.oversubscription:
@@ -250,7 +254,7 @@ def check_oversubscription(plan: Plan, doc: dict[str, Any], source: SourceMap) -
         )
 
 
-def check_roce(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_roce(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     roce = plan.roce
     if roce is None:
         return
@@ -275,7 +279,7 @@ def check_roce(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[D
     for name, tc in sorted(roce.cnp_traffic_class.items()):
         if name in used and tc == roce.no_drop_priority:
             yield source.diagnostic(
-                ("roce", "cnp_traffic_class") if "cnp_traffic_class" in doc.get("roce", {}) else ("roce", "no_drop_priority"),
+                ("roce", "cnp_traffic_class") if inputs.roce.cnp_traffic_class is not None else ("roce", "no_drop_priority"),
                 f"the CNP traffic class ({tc}) equals the no-drop priority on {name}: CNPs must not share the lossless queue",
             )
     for name, mtu in sorted(roce.mtu.items()):
@@ -284,7 +288,7 @@ def check_roce(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[D
             yield source.diagnostic(("roce", "mtu"), f"MTU {mtu} is above the {platforms()[name].title} maximum of {limit}")
 
 
-def check_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_asns(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     pins = _pinned(plan, "asn")
     for device in plan.devices:
         if device.asn > 4294967294:
@@ -292,7 +296,7 @@ def check_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[D
             yield _at(source, pins.get(device.name, default), f"{device.name}: ASN {device.asn} is out of range (1-4294967294)")
 
 
-def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_infiniband(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     ib = plan.infiniband
     if ib is None:
         return
@@ -305,16 +309,16 @@ def check_infiniband(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iter
             )
     if ib.lmc and ib.routing_engine == "ftree":
         yield source.diagnostic(("routing", "lmc"), "ftree routing needs lmc 0; OpenSM silently falls back to minhop otherwise")
-    yield from _ib_fat_tree(plan, doc, source)
-    yield from _ib_guids(plan, doc, source)
-    yield from _ib_qos(plan, doc, source)
+    yield from _ib_fat_tree(plan, inputs, source)
+    yield from _ib_guids(plan, inputs, source)
+    yield from _ib_qos(plan, inputs, source)
     yield from _ib_isolated_hosts(plan, source)
     yield from _ib_vendor_features(plan, source)
     for message in plan.warnings:
         yield Diagnostic(message, "guid_prefix", source.file, *source.locate(()), severity=Severity.WARNING)
 
 
-def _ib_fat_tree(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     """1:1 on every leaf (host ports vs uplinks), spine radix, and the dedicated SM hosts' leaf ports."""
     ib = plan.infiniband
     assert ib is not None
@@ -408,7 +412,7 @@ def _dedicated_sm_hint(plan: Plan) -> str:
     )
 
 
-def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def _ib_guids(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     """Every node GUID and port GUID once: OpenSM keys everything by GUID."""
     ib = plan.infiniband
     assert ib is not None
@@ -427,9 +431,9 @@ def _ib_guids(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Di
                 owners[sm.port_guid].append(f"{sm.host} port 1")
     for guid, users in sorted(owners.items()):
         if len(users) > 1:
-            yield source.diagnostic(("guids",) if "guids" in doc else ("guid_prefix",), f"GUID {guid} is used by {', '.join(users)}")
+            yield source.diagnostic(("guids",) if inputs.guids else ("guid_prefix",), f"GUID {guid} is used by {', '.join(users)}")
     known = {d.name for d in plan.devices} | {s.name for s in plan.servers} | {sm.host for sm in ib.subnet_managers}
-    for name in sorted(set(doc.get("guids", {})) - known):
+    for name in sorted(set(inputs.guids) - known):
         found = source.diagnostic(
             ("guids", name), f"'{name}' is not a switch, server or SM host of the plan: its GUIDs are not used", key=True
         )
@@ -529,7 +533,7 @@ def _ib_vlarb_warnings(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
         yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
-def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def _ib_qos(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     ib = plan.infiniband
     assert ib is not None
     bad = sorted({vl for vl in ib.qos_sl2vl if vl >= ib.qos_max_vls and vl != 15})
@@ -546,7 +550,7 @@ def _ib_qos(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diag
     if ib.qos_enabled:
         yield from _ib_vlarb_warnings(plan, source)
     for position, part in enumerate(ib.partitions):
-        if "sl" not in doc.get("partitions", [])[position]:
+        if inputs.partitions[position].sl is None:
             continue
         if not ib.qos_enabled:
             found = source.diagnostic(
@@ -561,15 +565,26 @@ STRUCTURAL_CHECKS: tuple[Check, ...] = (check_pools, check_ports)
 """Root causes: when one of these fails, addresses spill into neighbouring blocks and the
 duplicate-address check would only repeat the same problem hundreds of times."""
 
-CHECKS: tuple[Check, ...] = (check_names, check_oversubscription, check_roce, check_asns, check_infiniband, check_rails, check_tier_asns)
+CHECKS: tuple[Check, ...] = (
+    check_names,
+    check_oversubscription,
+    check_roce,
+    check_mtu,
+    check_asns,
+    check_infiniband,
+    check_rails,
+    check_tier_asns,
+)
 
 
-def check_plan(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
+def check_plan(plan: Plan, inputs: Inputs) -> list[Diagnostic]:
+    """Every check's findings; the duplicate check only when the structural ones pass."""
+    source = inputs.source
     found: list[Diagnostic] = []
     for check in STRUCTURAL_CHECKS:
-        found.extend(check(plan, doc, source))
+        found.extend(check(plan, inputs, source))
     if not any(d.is_error for d in found):
-        found.extend(check_duplicates(plan, doc, source))
+        found.extend(check_duplicates(plan, inputs, source))
     for check in CHECKS:
-        found.extend(check(plan, doc, source))
+        found.extend(check(plan, inputs, source))
     return found

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import Any
 
 from fabricgen.diagnostics import Diagnostic
 from fabricgen.loader import SourceMap
 from fabricgen.model import Plan
+from fabricgen.plan.inputs import Inputs
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -30,7 +30,7 @@ def _names(names: list[str], limit: int = 4) -> str:
     return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown
 
 
-def check_rails(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_rails(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     """With rail attachment every server must have the same number of NICs on each of the
     unit's rails: a missing rail leaf (leaves.count not a multiple of rails) or NICs that do
     not divide evenly over the rails make collective traffic of one rank cross the spines."""
@@ -60,7 +60,7 @@ def check_rails(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[
         )
 
 
-def check_tier_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+def check_tier_asns(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     """eBGP across three tiers needs one ASN per group: every leaf, each pod's spines, each
     plane's super-spines. An ASN shared between groups makes BGP drop paths as AS-path loops.
     (Leaf duplicates and leaf/spine clashes are reported by `check_duplicates`.)"""

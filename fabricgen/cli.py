@@ -88,16 +88,7 @@ def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
 
     console = Console(highlight=False)
     print_summary(checked.plan, console)
-    print_growth(checked.plan, run_stage(lambda: _defaults_applied(inventory)), console, target)
-
-
-def _defaults_applied(inventory: Path) -> dict[str, object]:
-    """The inventory as the planner reads it (units normalised, defaults filled in)."""
-    from fabricgen.loader import load_inventory, resolve_inventory_path
-    from fabricgen.schema import apply_defaults, normalise_units
-
-    document = load_inventory(inventory, str(resolve_inventory_path(inventory)))
-    return apply_defaults(normalise_units(document.data, document.source)[0])
+    print_growth(checked.plan, checked.inputs, console, target)
 
 
 @main.command()

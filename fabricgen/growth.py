@@ -10,16 +10,15 @@ what is used. The small plans cost little at any fabric size.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.model import Plan
 from fabricgen.plan.build import build_plan
+from fabricgen.plan.inputs import Inputs
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,22 +53,24 @@ def _role_title(role: str) -> str:
     return {"superspine": "super-spine"}.get(role, role)
 
 
-def _small(doc: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+def _small(inputs: Inputs, counts: dict[str, int]) -> Inputs:
     """The inventory with tier counts replaced and pinned nodes left out (pins do not scale)."""
-    small = copy.deepcopy(doc)
-    for path, count in counts.items():
-        section, key = path.split(".")
-        small[section][key] = count
-    for tier in ("spines", "leaves", "superspines"):
-        if isinstance(small.get(tier), dict):
-            small[tier].pop("nodes", None)
-    return small
+    leaves = replace(inputs.leaves, count=counts.get("leaves.count", inputs.leaves.count), nodes=())
+    superspines = replace(inputs.superspines, nodes=()) if inputs.superspines else None
+    return replace(
+        inputs,
+        source=SourceMap("growth"),
+        spines=replace(inputs.spines, nodes=()),
+        leaves=leaves,
+        superspines=superspines,
+        pods=counts.get("pods.count", inputs.pods),
+    )
 
 
-def _dimension(plan: Plan, doc: dict[str, Any], unit: tuple[str, str], key: str, today: int, base: dict[str, int]) -> Dimension:
+def _dimension(plan: Plan, inputs: Inputs, unit: tuple[str, str], key: str, today: int, base: dict[str, int]) -> Dimension:
     """Plans with one and two units along `key` (others as in `base`): the cost of a unit."""
-    one = build_plan(_small(doc, {**base, key: base.get(key, 1)}), SourceMap("growth"))
-    two = build_plan(_small(doc, {**base, key: 2 * base.get(key, 1)}), SourceMap("growth"))
+    one = build_plan(_small(inputs, {**base, key: base.get(key, 1)}))
+    two = build_plan(_small(inputs, {**base, key: 2 * base.get(key, 1)}))
     needed_one = {p.key: p.needed for p in one.pools}
     pool_stride = {p.key: p.needed - needed_one.get(p.key, 0) for p in two.pools}
     used_one = {d.name: d.ports_used for d in one.devices}
@@ -96,23 +97,22 @@ def _dimension(plan: Plan, doc: dict[str, Any], unit: tuple[str, str], key: str,
     )
 
 
-def dimensions(plan: Plan, doc: dict[str, Any]) -> list[Dimension]:
+def dimensions(plan: Plan, inputs: Inputs) -> list[Dimension]:
     """The ways this fabric grows (pods and leaves per pod, or leaves); [] when it cannot be
     worked out (an explicit `nodes` list without a count, InfiniBand)."""
     if plan.transport != "roce":
         return []
-    servers = doc.get("servers", {})
-    step = int(servers.get("rails") or servers.get("ports_per_server") or 1) if servers.get("attachment") == "rail" else 1
+    servers = inputs.servers
+    step = (servers.rails or servers.ports_per_server or 1) if servers.attachment == "rail" else 1
     leaf_unit = (f"unit of {step} rail leaves", f"units of {step} rail leaves") if step > 1 else ("leaf", "leaves")
-    leaves_count = int(doc.get("leaves", {}).get("count", 0))
-    pods = int(doc.get("pods", {}).get("count", 0))
+    leaves_count, pods = inputs.leaves.count, inputs.pods
     try:
         if pods > 0:
             return [
-                _dimension(plan, doc, ("pod", "pods"), "pods.count", pods, {"pods.count": 1}),
+                _dimension(plan, inputs, ("pod", "pods"), "pods.count", pods, {"pods.count": 1}),
                 _dimension(
                     plan,
-                    doc,
+                    inputs,
                     (f"{leaf_unit[0]} per pod", f"{leaf_unit[1]} per pod"),
                     "leaves.count",
                     leaves_count // step,
@@ -121,7 +121,7 @@ def dimensions(plan: Plan, doc: dict[str, Any]) -> list[Dimension]:
             ]
         if leaves_count == 0:
             return []
-        return [_dimension(plan, doc, leaf_unit, "leaves.count", leaves_count // step, {"leaves.count": step})]
+        return [_dimension(plan, inputs, leaf_unit, "leaves.count", leaves_count // step, {"leaves.count": step})]
     except FabricError:
         return []
 

@@ -83,7 +83,7 @@ class Platform:
     queue_keywords: dict[str, str]
     names: dict[str, str] = field(default_factory=dict)
     """Names of config objects the templates print (QoS policies, prefix list, route map)."""
-    qos: dict[str, str] = field(default_factory=dict)
+    qos: dict[str, Any] = field(default_factory=dict)
     """Queue naming and listing conventions of the platform's QoS configuration."""
     speed_format: str = ""
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
@@ -91,6 +91,10 @@ class Platform:
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
     as_path_multipath_relax_default: bool = False
     """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
+    pfc_response_ns: int = 0
+    """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
+    ecmp_hash_l4: str = ""
+    """Arguments of the OS's ECMP hash command that make it include L4 ports; empty: not rendered."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
@@ -120,6 +124,9 @@ class Interface:
     """Access VLAN of a `server-l2` port."""
     speed_setting: str = ""
     """What follows `speed` on this platform, or empty when the port runs its default."""
+    pfc_headroom_bytes: int = 0
+    """PFC headroom this RoCE port needs for its no-drop priority, from its cable's length, speed and
+    MTU and the peer's response time (plan/passes/headroom.py); 0 on other ports."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +192,13 @@ class Device:
     """The ASN design makes this device learn equal-length paths whose AS_PATHs differ (a leaf of a
     three-tier fabric reaches another pod through super-spine planes with different ASNs): BGP must
     multipath across them or the planned ECMP width collapses to one path. Decided by the planner."""
+    aggregates: tuple[str, ...] = ()
+    """Prefixes advertised as one summary-only aggregate (a leaf's server block with
+    `bgp.aggregate_server_prefixes`); their more-specific routes are suppressed."""
+    maximum_routes: int = 0
+    """Routes each BGP neighbor may send: the most the fabric can originate within its pools (a /32
+    per loopback address, a /31 per two server addresses), so growth fits and a leak still trips
+    it. EOS's default (12,000) is below what a large fabric's /31s need. 0 on InfiniBand."""
     plane: int = 0
     """Super-spine plane: a super-spine's own plane, a spine's plane (its index) in a three-tier
     fabric, 0 otherwise. `pod` is 1 in a two-tier fabric and 0 for super-spines."""
@@ -230,6 +244,8 @@ class Link:
     z_address: str
     length_m: float
     media: Choice | None = None
+    mtu: int = 0
+    """IP MTU of both ends: the largest both platforms support (the host MTU on server cables)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +284,9 @@ class QosQueue:
     name: str
     """Queue or class name: NX-OS `c-out-8q-q3` / `c-8q-nq3`, EOS the queue number."""
     bandwidth_percent: int
-    """Scheduler share; the non-strict queues of a platform's list sum to 100."""
+    """Round-robin share; the non-strict queues of a platform's list sum to 100."""
     strict: bool
+    """Strict priority (CNP only); every other queue is scheduled round-robin by its share."""
     ecn: bool
     no_drop: bool
 
@@ -287,6 +304,15 @@ class QosProfile:
     """Egress queues the platform's queuing config lists, in its running-config order."""
     pause_queues: tuple[QosQueue, ...]
     """Classes of the network-qos (pause/MTU) policy: the no-drop class and the default."""
+    queues_default_strict: bool = False
+    """The platform's transmit queues are strict priority until told otherwise (EOS Trident and
+    Tomahawk): a round-robin queue needs an explicit `no priority`."""
+    best_effort_traffic_class: int = 0
+    """Traffic class of DSCP 0 (unmarked, default traffic) in the platform's default map."""
+    ecn_counters: bool = False
+    """The platform counts ECN marks of a queue only when told (EOS `random-detect ecn count`)."""
+    load_interval: int = 0
+    """Rate-counter interval (s) of RoCE ports where the default is too coarse; 0 keeps the default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,6 +537,9 @@ class Plan:
     jobs: tuple[JobInput, ...] = ()
     nics: tuple[NicModel, ...] = ()
     """The NIC models the servers use (from the catalog's `nics:`)."""
+    host_mtu: int = 0
+    """IP MTU of every server NIC: at most the smallest MTU of any switch-to-switch cable, since
+    a server's traffic may cross any of them (0 on InfiniBand)."""
 
     def device(self, name: str) -> Device:
         for device in self.devices:

@@ -12,6 +12,7 @@ from fabricgen.diagnostics import Diagnostic, FabricError, raise_if_errors
 from fabricgen.loader import load_inventory, resolve_inventory_path
 from fabricgen.model import Plan
 from fabricgen.plan.build import build_plan
+from fabricgen.plan.inputs import Inputs, inputs_of
 from fabricgen.schema import apply_defaults, normalise_units, validate_document
 from fabricgen.validation import check_document, check_planned, check_raw
 
@@ -20,6 +21,8 @@ from fabricgen.validation import check_document, check_planned, check_raw
 class Checked:
     plan: Plan
     warnings: tuple[Diagnostic, ...]
+    inputs: Inputs
+    """The typed inventory the plan was built from (growth planning re-plans variations of it)."""
 
 
 def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
@@ -33,13 +36,14 @@ def load_and_plan(inventory: Path, display_name: str | None = None) -> Checked:
     doc = apply_defaults(data)
     early = check_document(doc, document.source)
     raise_if_errors(early)
+    inputs = inputs_of(doc, document.source)
     try:
-        plan = build_plan(doc, document.source)
+        plan = build_plan(inputs)
     except FabricError as exc:  # keep the early warnings with the planner's errors
         raise FabricError(early + exc.diagnostics) from None
-    findings = early + check_plan(plan, doc, document.source) + check_planned(plan, doc, document.source)
+    findings = early + check_plan(plan, inputs) + check_planned(plan, doc, document.source)
     raise_if_errors(findings)
-    return Checked(plan, tuple(findings))
+    return Checked(plan, tuple(findings), inputs)
 
 
 __all__ = ["Checked", "FabricError", "load_and_plan"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from fabricgen.model import Plan
+from fabricgen.plan.inputs import Inputs
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -21,8 +21,17 @@ def _table(title: str, *columns: str) -> Table:
 
 
 def print_summary(plan: Plan, console: Console) -> None:
+    """The plan at a glance: one table per section, each from the plan only."""
     console.print(f"[bold]{plan.name}[/bold] ({plan.transport}) {plan.description}")
+    _print_devices(plan, console)
+    _print_cables(plan, console)
+    _print_pools(plan, console)
+    _print_asns(plan, console)
+    _print_oversubscription(plan, console)
+    _print_policy(plan, console)
 
+
+def _print_devices(plan: Plan, console: Console) -> None:
     tiers = _table("Devices", "role", "model", "platform", "count", "ports used", "ports free")
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     totals: dict[tuple[str, str, str], int] = {}
@@ -41,6 +50,8 @@ def print_summary(plan: Plan, console: Console) -> None:
         )
     console.print(tiers)
 
+
+def _print_cables(plan: Plan, console: Console) -> None:
     cables = _table("Cables", "tier", "speed", "count", "length")
     counts = Counter((link.kind, link.speed, link.length_m) for link in plan.links)
     for (kind, speed, length), count in sorted(counts.items()):
@@ -50,6 +61,8 @@ def print_summary(plan: Plan, console: Console) -> None:
     nics = sum(len(server.nics) for server in plan.servers)
     console.print(f"GPU/NIC endpoints: {len(plan.servers)} servers, {nics} NIC ports")
 
+
+def _print_pools(plan: Plan, console: Console) -> None:
     if plan.pools:
         pools = _table("Address pools", "pool", "prefix", "used", "reserved", "size", "utilisation")
         for pool in plan.pools:
@@ -58,6 +71,8 @@ def print_summary(plan: Plan, console: Console) -> None:
             )
         console.print(pools)
 
+
+def _print_asns(plan: Plan, console: Console) -> None:
     if plan.transport == "roce":
         asns = _table("ASNs", "role", "ASN")
         superspine_asns = sorted({d.asn for d in plan.devices if d.role == "superspine"})
@@ -70,6 +85,8 @@ def print_summary(plan: Plan, console: Console) -> None:
             asns.add_row("leaf", f"{leaf_asns[0]}-{leaf_asns[-1]} ({len(leaf_asns)})")
         console.print(asns)
 
+
+def _print_oversubscription(plan: Plan, console: Console) -> None:
     over = _table("Oversubscription", "device", "down", "up", "ratio")
     for item in plan.oversubscription:
         over.add_row(item.device, f"{item.downlink_gbps}G", f"{item.uplink_gbps}G", f"{item.ratio:.2f}:1")
@@ -83,6 +100,8 @@ def print_summary(plan: Plan, console: Console) -> None:
     console.print(over)
     console.print(f"allowed: {plan.max_oversubscription:g}:1")
 
+
+def _print_policy(plan: Plan, console: Console) -> None:
     if plan.roce:
         r = plan.roce
         policy = _table("RoCEv2 policy", "setting", "value")
@@ -106,11 +125,11 @@ def print_summary(plan: Plan, console: Console) -> None:
             console.print(f"subnet manager {sm.host} priority {sm.priority}")
 
 
-def print_growth(plan: Plan, doc: dict[str, Any], console: Console, target: tuple[int, str] | None = None) -> None:
+def print_growth(plan: Plan, inputs: Inputs, console: Console, target: tuple[int, str] | None = None) -> None:
     """Growth headroom per pool and tier (`fabricgen.growth`), and with `target` what it needs."""
     from fabricgen.growth import dimensions, limits, sizing, units_for
 
-    found = dimensions(plan, doc)
+    found = dimensions(plan, inputs)
     if not found:
         return
     for dimension in found:

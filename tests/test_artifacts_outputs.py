@@ -237,6 +237,7 @@ def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> No
     from fabricgen.diagnostics import FabricError
     from fabricgen.loader import load_inventory
     from fabricgen.pipeline import build_plan  # wherever the planner lives
+    from fabricgen.plan.inputs import inputs_of
     from fabricgen.schema import apply_defaults
     from tests.fabrics import fabric, write
 
@@ -248,7 +249,7 @@ def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> No
     assert refused.value.diagnostics[0].path == "addressing"
     assert "addressing.servers is missing" in refused.value.diagnostics[0].message
     document = load_inventory(path)
-    plan = build_plan(apply_defaults(document.data), document.source)
+    plan = build_plan(inputs_of(apply_defaults(document.data), document.source))
     files = hosts(plan, RenderContext())
     (tmp_path / "hosts").mkdir()
     for name, text in files.items():

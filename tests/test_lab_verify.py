@@ -157,16 +157,15 @@ def test_pod_rail_passes() -> None:
     assert leftovers(plan.name) == []
 
 
-def test_pod_mixed_routes_but_eos_spines_cannot_carry_the_nxos_host_mtu() -> None:
-    """pod-mixed plans 9216-byte host MTUs (NX-OS leaves) across EOS spines at 9214: a real
-    finding of the lab, named link by link (fabricgen/data/platforms.yml mtu_default)."""
+def test_pod_mixed_passes_at_the_mtu_both_platforms_carry() -> None:
+    """pod-mixed: EOS spines (9214) and NX-OS leaves (9216). The plan runs every cable at the
+    largest MTU both ends support and the hosts at the smallest fabric MTU (9214, from
+    fabricgen/data/platforms.yml mtu_default), so DF pings at the host MTU cross every spine.
+    Before MTU was planned per link, this check failed on all 256 leaf-spine cables."""
     plan = _plan(EXAMPLES / "pod-mixed")
     report = verify(lab_topology(plan), names=["bgp", "bfd", "lldp", "ecmp", "advertised", "mtu"])
-    assert [c.name for c in report.checks if not c.passed] == ["mtu"], report.as_text()
-    mtu = report.checks[-1]
-    assert "9216" in mtu.title
-    assert all("(MTU 9214)" in f.message for f in mtu.failures if f.message.startswith("link "))
-    assert sum(1 for f in mtu.failures if f.message.startswith("link ")) == 8 * 4 * 8  # every leaf-spine cable
+    assert report.passed, report.as_text()
+    assert "9214" in report.checks[-1].title
     assert leftovers(plan.name) == []
 
 

@@ -6,7 +6,10 @@ rails), not read back from the code under test. The goldens cover the passes tog
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from ipaddress import IPv4Address
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ from fabricgen.media_rules import table_from
 from fabricgen.model import Endpoint, Link
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.guids import hca_guids, switch_guid
+from fabricgen.plan.inputs import CableOverride, Inputs, inputs_of
 from fabricgen.plan.passes.addressing import asn_of, pools_of
 from fabricgen.plan.passes.cabling import apply_overrides
 from fabricgen.plan.passes.connect import Stage, connect
@@ -41,7 +45,7 @@ def _node(role: str, index: int, **pins: Any) -> TierNode:
     return TierNode(role, index, f"{role}{index}", MODEL, EOS, **pins)
 
 
-def _doc(**changes: Any) -> dict[str, Any]:
+def _doc(**changes: Any) -> Inputs:
     doc: dict[str, Any] = {
         "fabric": {"name": "t", "transport": "roce"},
         "spines": {"count": 2, "model": "arista-7060dx5-64s", "name": "{fabric}-spine{index}"},
@@ -51,11 +55,11 @@ def _doc(**changes: Any) -> dict[str, Any]:
         "servers": {"per_leaf": 1, "ports_per_server": 2},
     }
     doc.update(changes)
-    return apply_defaults(doc)
+    return inputs_of(apply_defaults(doc), SOURCE)
 
 
 def test_expand_applies_pins_and_keeps_their_position() -> None:
-    tiers = expand_tiers(_doc(), CATALOG, PLATFORMS, SOURCE)
+    tiers = expand_tiers(_doc(), CATALOG, PLATFORMS)
     assert [n.name for n in tiers.leaves] == ["t-leaf1", "t-leaf2", "t-leaf3"]
     pinned = tiers.leaves[1]
     assert (pinned.asn, pinned.pin) == (65555, ("leaves", "nodes", 0))
@@ -66,23 +70,23 @@ def test_expand_applies_pins_and_keeps_their_position() -> None:
 def test_expand_reports_an_unknown_model_with_a_hint() -> None:
     doc = _doc(spines={"count": 2, "model": "arista-7060dx5-64", "name": "s{index}"})
     with pytest.raises(FabricError) as info:
-        expand_tiers(doc, CATALOG, PLATFORMS, SOURCE)
+        expand_tiers(doc, CATALOG, PLATFORMS)
     (problem,) = info.value.diagnostics
     assert problem.path == "spines.model" and "arista-7060dx5-64s" in problem.hint
 
 
 def test_speeds_refuse_a_speed_the_model_cannot_run_once() -> None:
     doc = _doc(uplinks={"speed": "800G"})
-    tiers = expand_tiers(doc, CATALOG, PLATFORMS, SOURCE)
+    tiers = expand_tiers(doc, CATALOG, PLATFORMS)
     with pytest.raises(FabricError) as info:
-        link_speeds(doc, tiers, MODEL, SOURCE)
+        link_speeds(doc, tiers, MODEL)
     messages = [d for d in info.value.diagnostics if d.path == "uplinks.speed"]
     assert len(messages) == 2  # leaves' uplinks and spines' downlinks, once each
     assert messages[0].line == 20
 
 
 def test_asn_pins_win_and_leaves_count_across_pods() -> None:
-    bgp = {"leaf_asn": 65101, "spine_asn": 65000, "superspine_asn": 64900}
+    bgp = _doc(bgp={"spine_asn": 65000, "leaf_asn": 65101, "superspine_asn": 64900}).bgp
     layout = Layout(spine_slots=4, leaf_slots=8, superspine_slots=2, pod_slots=4)
     assert asn_of(_node("leaf", 1, pod=1), layout, bgp, True) == 65101
     assert asn_of(_node("leaf", 1, pod=3), layout, bgp, True) == 65101 + 2 * 8
@@ -145,7 +149,9 @@ def test_rail_attachment_puts_nic_i_on_rail_leaf_i() -> None:
         routed=True,
         roce=True,
     )
-    pools = pools_of({"loopbacks": "10.0.0.0/24", "fabric": "10.1.0.0/16", "servers": "10.2.0.0/16", "server_mode": "p2p"})
+    addressing = _doc().addressing
+    assert addressing is not None
+    pools = pools_of(addressing)
     attached = attach_servers(leaves, spec, Layout(spine_slots=2), pools, {"eos": 9214}, lambda name, leaf, index: ("", ()))
     # Two units of two rails; each unit's servers are named after its first leaf.
     assert sorted(s.name for s in attached.servers) == ["leaf1-srv1", "leaf1-srv2", "leaf3-srv1", "leaf3-srv2"]
@@ -160,10 +166,10 @@ def test_rail_attachment_puts_nic_i_on_rail_leaf_i() -> None:
 
 def test_overrides_set_one_cable_and_refuse_unknown_ends() -> None:
     link = Link("leaf-spine", Endpoint("l1", "e1", 1), Endpoint("s1", "e2", 2), 400, "", "", "", 30.0)
-    (changed,) = apply_overrides([link], [{"device": "s1", "interface": "e2", "length": "12.5m"}], SOURCE)
+    (changed,) = apply_overrides([link], [CableOverride(("cabling", "overrides", 0), "s1", "e2", "12.5m")], SOURCE)
     assert changed.length_m == 12.5
     with pytest.raises(FabricError) as info:
-        apply_overrides([link], [{"device": "s9", "interface": "e2", "length": "1m"}], SOURCE)
+        apply_overrides([link], [CableOverride(("cabling", "overrides", 0), "s9", "e2", "1m")], SOURCE)
     assert info.value.diagnostics[0].path == "cabling.overrides[0]"
 
 
@@ -212,14 +218,14 @@ def test_media_pass_tells_ends_nothing_joins_from_lengths_nothing_reaches() -> N
 
 
 def test_qos_shares_add_up_and_cnp_is_strict() -> None:
-    roce = _doc()["roce"]
+    roce = _doc().roce
     policy = roce_policy(roce, PLATFORMS)
     for profile in policy.profiles.values():
         shares = [q.bandwidth_percent for q in profile.queues if not q.strict]
         if len(profile.queues) == 8:
             assert sum(shares) == 100
         assert [q.traffic_class for q in profile.queues if q.strict] == [profile.cnp_traffic_class]
-        assert [q.traffic_class for q in profile.queues if q.no_drop] == [roce["no_drop_priority"]]
+        assert [q.traffic_class for q in profile.queues if q.no_drop] == [roce.no_drop_priority]
     assert policy.ecn_min_bytes % 1000 == 0 and policy.ecn_min == f"{policy.ecn_min_bytes // 1000} kbytes"
 
 
@@ -228,3 +234,30 @@ def test_placeholder_guids_are_distinct_across_kinds_and_numbers() -> None:
     switches = {switch_guid(prefix, role, n) for role in ("spine", "leaf", "superspine") for n in range(1, 200)}
     hcas = {hca_guids(prefix, leaf_number=leaf, index=i, ports=8)[0] for leaf in range(1, 50) for i in range(1, 9)}
     assert len(switches) == 3 * 199 and len(hcas) == 49 * 8 and not switches & hcas
+
+
+def test_inputs_take_every_default_from_the_schema() -> None:
+    """Defaults in the typed view are the schema's, read here straight from the JSON file."""
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "fabric.schema.json").read_text(encoding="utf-8"))
+    props = schema["properties"]
+    view = _doc(bgp={})
+    assert view.bgp.superspine_asn == props["bgp"]["properties"]["superspine_asn"]["default"]
+    assert view.uplinks.per_spine == props["uplinks"]["properties"]["per_spine"]["default"]
+    assert view.guid_prefix == props["guid_prefix"]["default"]
+    assert view.cabling.length["spine-superspine"] == props["cabling"]["properties"]["length"]["properties"]["spine-superspine"]["default"]
+    assert view.opensm.sminfo_polling_timeout == props["opensm"]["properties"]["sminfo_polling_timeout"]["default"]
+    assert view.bgp.maximum_paths is None and view.superspines is None and view.addressing is not None
+
+
+def test_inputs_keep_the_key_path_of_every_pin() -> None:
+    view = _doc()
+    (pin,) = view.leaves.nodes
+    assert (pin.path, pin.index, pin.asn, pin.name) == (("leaves", "nodes", 0), 2, 65555, None)
+    found = view.source.diagnostic((*pin.path, "asn"), "x")
+    assert (found.path, found.line, found.column) == ("leaves.nodes[0].asn", 12, 30)
+
+
+def test_inputs_are_frozen() -> None:
+    view = _doc()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.uplinks.per_spine = 2  # type: ignore[misc]

@@ -73,14 +73,16 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
         f"max-mark-probability {roce.ecn_probability} weight 0"
     )
     assert (ecn in data_queue) == roce.ecn_enabled
-    assert not any(line.startswith("random-detect") for line in data_queue - {ecn})
-    assert f"bandwidth guaranteed percent {roce.bandwidth_percent}" in data_queue
+    # Besides the thresholds only the ECN mark counter (tests/test_render_semantics.py).
+    assert not any(line.startswith("random-detect") for line in data_queue - {ecn, "random-detect ecn count"})
+    assert ("random-detect ecn count" in data_queue) == roce.ecn_enabled
+    assert f"bandwidth percent {roce.bandwidth_percent}" in data_queue
     assert "priority strict" in _lines(_child(profile, f"{keyword} {cnp}"))
     for interface in device.interfaces:
         lines = _lines(_child(config, f"interface {interface.name}"))
         assert (f"service-profile {profile_name}" in lines) == interface.roce, interface.name
         if interface.roce:
-            assert f"mtu {roce.mtu['eos']}" in lines
+            assert f"mtu {interface.mtu}" in lines and interface.mtu <= roce.mtu["eos"]
 
 
 def _check_nxos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) -> None:
@@ -126,7 +128,8 @@ def _check_nxos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) -
         assert ("priority-flow-control mode on" in lines) == interface.roce
         assert ("priority-flow-control watch-dog-interval on" in lines) == (interface.roce and roce.pfc_watchdog)
         if interface.roce:
-            assert f"mtu {mtu}" in lines
+            # The cable's MTU: at most this platform's (pod-mixed: 9214 towards EOS spines).
+            assert f"mtu {interface.mtu}" in lines and interface.mtu <= mtu
 
 
 def test_fixtures_move_every_qos_knob() -> None:

@@ -7,6 +7,8 @@ partitions. Everything comes from the plan; nothing is recomputed here except su
 
 from __future__ import annotations
 
+from collections import Counter
+
 from fabricgen.artifacts.common import md_table
 from fabricgen.artifacts.diagram import DETAIL_LIMIT, mermaid
 from fabricgen.context import RenderContext
@@ -95,9 +97,34 @@ def _roce(plan: Plan) -> str:
         ),
         ("lossless class bandwidth", f"{roce.bandwidth_percent}%"),
         ("MTU", ", ".join(f"{p}: {m}" for p, m in sorted(roce.mtu.items()) if p in used)),
+        ("host MTU (smallest switch-to-switch MTU)", plan.host_mtu),
     ]
-    return "## RoCE policy\n\nHosts take the same values from `hosts.csv` (applied per server by `hosts/apply.sh`).\n\n" + md_table(
-        ("setting", "value"), rows
+    return (
+        "## RoCE policy\n\nHosts take the same values from `hosts.csv` (applied per server by `hosts/apply.sh`).\n\n"
+        + md_table(("setting", "value"), rows)
+        + _headroom(plan)
+    )
+
+
+def _headroom(plan: Plan) -> str:
+    """PFC headroom per kind of port: one row per distinct (cable kind, speed, length, MTU,
+    headroom), with how many switch ports need it, so a 5,000-switch fabric stays a short table."""
+    kind_of = {(e.device, e.interface): (link.kind, link.speed, link.length_m, link.mtu) for link in plan.links for e in (link.a, link.z)}
+    rows: Counter[tuple[str, int, float, int, int]] = Counter()
+    for device in plan.devices:
+        for interface in device.interfaces:
+            if interface.pfc_headroom_bytes and (device.name, interface.name) in kind_of:
+                kind, speed, length, mtu = kind_of[(device.name, interface.name)]
+                rows[(kind, speed, length, mtu, interface.pfc_headroom_bytes)] += 1
+    if not rows:
+        return ""
+    table = md_table(
+        ("cable", "speed (G)", "length (m)", "MTU", "PFC headroom per port (bytes)", "switch ports"),
+        ((k, s, f"{ln:g}", m, h, n) for (k, s, ln, m, h), n in sorted(rows.items())),
+    )
+    return (
+        "\n### PFC headroom\n\nIngress buffer each lossless port needs after it sends PAUSE (two maximum frames, the "
+        "cable round trip, the peer's response time; docs/render.md). Set it where the platform's buffer profile takes it.\n\n" + table
     )
 
 

@@ -17,14 +17,15 @@ from __future__ import annotations
 import gc
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from ipaddress import ip_network
 from typing import Any
 
 from fabricgen.allocate import Layout, PoolTally
 from fabricgen.catalog import models_for, platforms
-from fabricgen.loader import SourceMap
 from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
 from fabricgen.plan.guids import server_guids
+from fabricgen.plan.inputs import AddressingInput, Inputs, UplinksInput
 from fabricgen.plan.passes import infiniband as ib_plan
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
 from fabricgen.plan.passes.aspath import mark_as_path_multipath
@@ -32,6 +33,7 @@ from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
 from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
+from fabricgen.plan.passes.headroom import with_headroom
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
@@ -39,13 +41,13 @@ from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
 from fabricgen.units import length_m
 
-_NO_ADDRESSING = {"loopbacks": "0.0.0.0/32", "fabric": "0.0.0.0/32", "server_mode": "p2p"}
+_NO_ADDRESSING = AddressingInput("0.0.0.0/32", "0.0.0.0/32", None, "p2p", None, None)
 """An InfiniBand fabric has no `addressing:` section: nothing is allocated from these."""
 _NO_ENDS = Ends()
 
 
-def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
-    """Expand `doc` (schema-valid, defaults applied) into a Plan, or raise FabricError.
+def build_plan(inputs: Inputs) -> Plan:
+    """Expand the typed inputs (`plan/inputs.py`) into a Plan, or raise FabricError.
 
     The cyclic garbage collector is paused meanwhile: the planner allocates millions of small,
     acyclic objects for a large fabric, and every full collection would walk all of them
@@ -53,7 +55,7 @@ def build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build_plan(doc, source)
+        return _build_plan(inputs)
     finally:
         if enabled:
             gc.enable()
@@ -74,28 +76,30 @@ class _Fabric:
     """`bgp.maximum_paths`; 0: each device's own uplink count."""
     servers_per_leaf: int
     infiniband: InfinibandSwitch | None
+    aggregate_server_prefixes: bool = False
+    """`bgp.aggregate_server_prefixes`: each leaf summarises its server block."""
 
 
-def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
-    transport = doc["fabric"]["transport"]
-    routed = transport == "roce"
-    catalog = models_for(doc.get("models", {}))
+def _build_plan(inputs: Inputs) -> Plan:
+    source, transport, routed = inputs.source, inputs.fabric.transport, inputs.routed
+    catalog = models_for(dict(inputs.models))
     all_platforms = platforms()
-    tiers = expand_tiers(doc, catalog, all_platforms, source)
-    speeds = link_speeds(doc, tiers, next(iter(catalog.values())), source)
-    per_spine = doc["uplinks"]["per_spine"]
-    per_superspine = doc["superspines"]["per_spine"] if tiers.three_tier else 1
-    addressing = doc.get("addressing") or _NO_ADDRESSING
+    tiers = expand_tiers(inputs, catalog, all_platforms)
+    speeds = link_speeds(inputs, tiers, next(iter(catalog.values())))
+    per_spine = inputs.uplinks.per_spine
+    per_superspine = inputs.superspines.per_spine or 1 if inputs.superspines and tiers.three_tier else 1
+    addressing = inputs.addressing or _NO_ADDRESSING
     pools = pools_of(addressing)
     layout = layout_for(tiers, speeds, per_spine, per_superspine)
-    roce = roce_policy(doc["roce"], all_platforms) if routed else None
+    roce = roce_policy(inputs.roce, all_platforms) if routed else None
     mtu = {name: (roce.mtu[name] if roce and name in roce.mtu else p.mtu_default) for name, p in all_platforms.items()}
-    addresses, device_tally = address_devices(tiers.everything, layout, pools, doc["bgp"], routed)
-    lengths = doc["cabling"]["length"]
-    leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, doc["uplinks"], per_superspine, routed)
-    nic = nic_model_of(doc["servers"], source)
-    attachment = attachment_of(doc["servers"], doc["fabric"]["name"], length_m(lengths["server-leaf"]), speeds.server, routed, routed)
-    attached = attach_servers(tiers.leaves, attachment, layout, pools, mtu, _server_guids(doc))
+    addresses, device_tally = address_devices(tiers.everything, layout, pools, inputs.bgp, routed)
+    lengths = inputs.cabling.length
+    leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, inputs.uplinks, per_superspine, routed)
+    nic = nic_model_of(inputs.servers, source)
+    attachment = attachment_of(inputs.servers, inputs.fabric.name, length_m(lengths["server-leaf"]), speeds.server, routed, routed)
+    host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
+    attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(inputs))
     fabric = _Fabric(
         tiers,
         speeds,
@@ -104,26 +108,28 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         mtu,
         per_spine,
         per_superspine,
-        doc["bgp"].get("maximum_paths") or 0,
+        inputs.bgp.maximum_paths or 0,
         attachment.per_leaf,
-        InfinibandSwitch(doc["guid_prefix"]) if not routed else None,
+        InfinibandSwitch(inputs.guid_prefix) if not routed else None,
+        inputs.bgp.aggregate_server_prefixes,
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
-    if routed:
-        devices = mark_as_path_multipath(devices)
-    overrides = doc["cabling"].get("overrides", [])
+    devices = _bgp_intent(devices, addressing) if routed else devices
+    overrides = inputs.cabling.overrides
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
+    if routed:
+        devices = with_headroom(devices, links, all_platforms)
     warnings: list[str] = []
     infiniband = None
     if transport == "infiniband":
-        devices = ib_plan.pin_switch_guids(devices, doc)
-        infiniband, warnings = ib_plan.build_infiniband(doc, devices, list(attached.servers), source)
+        devices = ib_plan.pin_switch_guids(devices, inputs.guids)
+        infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
     media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,))
-    bgp, services = doc["bgp"], doc.get("services", {})
+    bgp, services = inputs.bgp, inputs.services
     return Plan(
-        name=doc["fabric"]["name"],
-        description=doc["fabric"].get("description", ""),
+        name=inputs.fabric.name,
+        description=inputs.fabric.description,
         transport=transport,
         source=source.file,
         devices=devices,
@@ -131,19 +137,13 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
         servers=attached.servers,
         roce=roce,
         infiniband=infiniband,
-        services=Services(
-            tuple(services.get("ntp", [])),
-            tuple(services.get("syslog", [])),
-            tuple(services.get("dns", [])),
-            services.get("domain", ""),
-            services.get("timezone", ""),
-        ),
-        bfd=bool(bgp["bfd"]),
-        bfd_interval_ms=bgp["bfd_interval_ms"],
-        bfd_multiplier=bgp["bfd_multiplier"],
+        services=Services(services.ntp, services.syslog, services.dns, services.domain or "", services.timezone or ""),
+        bfd=bgp.bfd,
+        bfd_interval_ms=bgp.bfd_interval_ms,
+        bfd_multiplier=bgp.bfd_multiplier,
         pools=pool_usage(addressing, PoolTally.merge((device_tally, leaf_spine.tally, attached.tally, spine_superspine.tally)), routed),
         oversubscription=oversubscription,
-        max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
+        max_oversubscription=inputs.max_oversubscription,
         models=models,
         platforms=tuple(all_platforms[p] for p in sorted({n.platform.name for n in tiers.everything})),
         warnings=tuple(warnings),
@@ -155,9 +155,35 @@ def _build_plan(doc: dict[str, Any], source: SourceMap) -> Plan:
             (attached, attachment.ports_per_server, speeds.server),
         ),
         pins=pins_of(tiers.everything, source),
-        jobs=jobs_of(doc.get("jobs") or {}, source),
+        jobs=jobs_of(inputs.jobs, source),
         nics=(nic,),
+        host_mtu=host_mtu if routed else 0,
     )
+
+
+def _bgp_intent(devices: tuple[Device, ...], addressing: AddressingInput) -> tuple[Device, ...]:
+    """AS-path multipath relaxation where the ASN design needs it, and every device's route limit."""
+    limit = _route_limit(addressing)
+    return tuple(replace(d, maximum_routes=limit) for d in mark_as_path_multipath(devices))
+
+
+def _route_limit(addressing: AddressingInput) -> int:
+    """Routes a BGP neighbor may send: the most prefixes the fabric can originate within its pools
+    (a /32 per loopback address, a /31 per two server addresses). Sized from the pools, not from
+    today's device count, so adding a leaf or a server changes no existing config.
+
+    >>> _route_limit(AddressingInput("10.0.0.0/22", "10.1.0.0/16", "10.2.0.0/16", "p2p", None, None))
+    33792
+    """
+    prefixes = ((addressing.loopbacks, 1), (addressing.servers, 2))
+    return sum(ip_network(prefix).num_addresses // per for prefix, per in prefixes if prefix)
+
+
+def _host_mtu(tiers: Tiers, leaf_spine: Wiring, spine_superspine: Wiring, mtu: Mapping[str, int]) -> int:
+    """The MTU every server NIC gets: the smallest switch-to-switch cable MTU (a server's flows
+    may cross any spine or super-spine), or its leaves' MTU in a fabric without such cables."""
+    fabric = [link.mtu for link in (*leaf_spine.links, *spine_superspine.links)]
+    return min(fabric or [mtu[leaf.platform.name] for leaf in tiers.leaves] or [0])
 
 
 def _tier_links(*stages: tuple[Wiring | Attached, int, int]) -> tuple[TierLinks, ...]:
@@ -184,7 +210,7 @@ def _wire(
     addresses: Mapping[str, DeviceAddresses],
     mtu: Mapping[str, int],
     lengths: Mapping[str, str],
-    uplinks: Mapping[str, Any],
+    uplinks: UplinksInput,
     per_superspine: int,
     routed: bool,
 ) -> tuple[Wiring, Wiring]:
@@ -192,7 +218,7 @@ def _wire(
     spine j of every pod to super-spine plane j."""
     asn = {name: a.asn for name, a in addresses.items()}
     spines_by_pod, superspines_by_plane = _by_group(tiers.spines, "pod"), _by_group(tiers.superspines, "plane")
-    per_spine = uplinks["per_spine"]
+    per_spine = uplinks.per_spine
     leaf_spine = connect(
         tiers.leaves,
         lambda leaf: spines_by_pod.get(leaf.pod, ()),
@@ -205,7 +231,7 @@ def _wire(
             fabric_base=pools.fabric,
             routed=routed,
             roce=routed,
-            first_port=uplinks.get("first_port") or 0,
+            first_port=uplinks.first_port or 0,
         ),
         offset=lambda leaf, spine, link: layout.leaf_spine_offset(leaf.pod, leaf.index, spine.index, link),
         position=lambda leaf: leaf.index,
@@ -233,11 +259,11 @@ def _wire(
     return leaf_spine, spine_superspine
 
 
-def _server_guids(doc: dict[str, Any]) -> ServerGuids:
+def _server_guids(inputs: Inputs) -> ServerGuids:
     """HCA GUIDs of an InfiniBand fabric's servers (pinned or placeholders); none for RoCE."""
-    if doc["fabric"]["transport"] != "infiniband":
+    if inputs.fabric.transport != "infiniband":
         return lambda name, leaf_number, index: ("", ())
-    pins, prefix, ports = doc.get("guids", {}), doc["guid_prefix"], doc["servers"]["ports_per_server"]
+    pins, prefix, ports = inputs.guids, inputs.guid_prefix, inputs.servers.ports_per_server
     return lambda name, leaf_number, index: server_guids(pins, prefix, name, leaf_number, index, ports)
 
 
@@ -257,9 +283,13 @@ def _devices(
         down_gbps = fabric.servers_per_leaf * side.nics_per_server * speeds.server
         oversubscription.append(Oversubscription(leaf.name, down_gbps, up_count * speeds.uplink))
         loopback = fabric.addresses[leaf.name].loopback
-        devices.append(
-            _assemble(fabric, leaf, up_count, (*ends.interfaces, *side.interfaces), ends.neighbors, [f"{loopback}/32", *side.advertised])
+        device = _assemble(
+            fabric, leaf, up_count, (*ends.interfaces, *side.interfaces), ends.neighbors, [f"{loopback}/32", *side.advertised]
         )
+        if fabric.aggregate_server_prefixes:
+            # p2p server blocks are advertised as `<block> le 31`: summarise each block instead.
+            device = replace(device, aggregates=tuple(p.split()[0] for p in side.advertised if " le " in p))
+        devices.append(device)
     for node in (*tiers.spines, *tiers.superspines):
         below = leaf_spine.ends.get(node.name, _NO_ENDS) if node.role == "spine" else _NO_ENDS
         above = spine_superspine.ends.get(node.name, _NO_ENDS)

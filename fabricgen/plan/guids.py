@@ -18,7 +18,8 @@ hosts at bit 5 (32 port numbers: an HCA's port GUIDs are node GUID + NIC number)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from fabricgen.plan.inputs import GuidPin
 
 KIND_SPINE, KIND_LEAF, KIND_HCA, KIND_SM, KIND_SUPERSPINE = 1, 2, 3, 4, 5
 SWITCH_KIND = {"spine": KIND_SPINE, "leaf": KIND_LEAF, "superspine": KIND_SUPERSPINE}
@@ -40,12 +41,14 @@ def hca_guids(prefix: str, *, leaf_number: int, index: int, ports: int) -> tuple
     return node, tuple(f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
 
 
-def server_guids(pins: Mapping[str, Any], prefix: str, name: str, leaf_number: int, index: int, ports: int) -> tuple[str, tuple[str, ...]]:
+def server_guids(
+    pins: Mapping[str, GuidPin], prefix: str, name: str, leaf_number: int, index: int, ports: int
+) -> tuple[str, tuple[str, ...]]:
     """(node GUID, port GUIDs in NIC order) of a server's HCA: pinned in `guids:`, else placeholders."""
     pinned = pins.get(name)
     if pinned:
-        node = pinned["node"].lower()
-        given = [g.lower() for g in pinned.get("ports", [])]
+        node = pinned.node.lower()
+        given = [g.lower() for g in pinned.ports]
         # Ports not imported yet follow ibsim's convention (node + port number).
         port_guids = tuple(given[n - 1] if n <= len(given) else f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
         return node, port_guids

@@ -8,13 +8,13 @@ those cables (`connect`, `servers`), from the same layout.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from fabricgen import allocate
 from fabricgen.allocate import Layout, PoolTally, ipv4
 from fabricgen.model import PoolUsage
+from fabricgen.plan.inputs import AddressingInput, BgpInput
 from fabricgen.plan.passes.expand import TierNode, Tiers
 from fabricgen.plan.passes.speeds import Speeds
 
@@ -49,26 +49,26 @@ class DeviceAddresses:
     number: int
 
 
-def pools_of(addressing: Mapping[str, Any]) -> Pools:
+def pools_of(addressing: AddressingInput) -> Pools:
     """The pools' bases; the management gateway defaults to the subnet's first address.
 
-    >>> pools = pools_of({"loopbacks": "10.0.0.0/24", "fabric": "10.1.0.0/16", "management": "192.168.0.0/24", "server_mode": "p2p"})
+    >>> pools = pools_of(AddressingInput("10.0.0.0/24", "10.1.0.0/16", None, "p2p", "192.168.0.0/24", None))
     >>> pools.management_gateway, pools.management_length
     ('192.168.0.1', 24)
     """
-    mgmt = addressing.get("management")
+    mgmt = addressing.management
     mgmt_base = allocate.prefix_base_size(mgmt)[0] if mgmt else 0
-    server_pool = addressing.get("servers")
+    server_pool = addressing.servers
     return Pools(
-        loopbacks=allocate.prefix_base_size(addressing["loopbacks"])[0],
-        fabric=allocate.prefix_base_size(addressing["fabric"])[0],
+        loopbacks=allocate.prefix_base_size(addressing.loopbacks)[0],
+        fabric=allocate.prefix_base_size(addressing.fabric)[0],
         servers=allocate.prefix_base_size(server_pool)[0] if server_pool else 0,
         has_servers=bool(server_pool),
         management=mgmt_base,
         has_management=bool(mgmt),
         management_length=int(mgmt.split("/")[1]) if mgmt else 0,
-        management_gateway=addressing.get("management_gateway") or (ipv4(mgmt_base + 1) if mgmt else ""),
-        server_mode=addressing["server_mode"],
+        management_gateway=addressing.management_gateway or (ipv4(mgmt_base + 1) if mgmt else ""),
+        server_mode=addressing.server_mode,
     )
 
 
@@ -95,7 +95,7 @@ def layout_for(tiers: Tiers, speeds: Speeds, per_spine: int, per_superspine: int
 
 
 def address_devices(
-    nodes: Iterable[TierNode], layout: Layout, pools: Pools, bgp: Mapping[str, Any], routed: bool
+    nodes: Iterable[TierNode], layout: Layout, pools: Pools, bgp: BgpInput, routed: bool
 ) -> tuple[dict[str, DeviceAddresses], PoolTally]:
     """Loopback, management address, ASN and number of every device, by name."""
     tally = PoolTally()
@@ -115,23 +115,23 @@ def address_devices(
     return result, tally
 
 
-def asn_of(node: TierNode, layout: Layout, bgp: Mapping[str, Any], routed: bool) -> int:
+def asn_of(node: TierNode, layout: Layout, bgp: BgpInput, routed: bool) -> int:
     """Leaves: one ASN each (RFC 7938), whatever the transport; spines: one per pod;
     super-spines: one per plane; 0 for spines and super-spines without BGP. Pins win.
 
     >>> from fabricgen.model import Model, Platform
-    >>> bgp = {"leaf_asn": 65101, "spine_asn": 65000, "superspine_asn": 64900}
+    >>> bgp = BgpInput(spine_asn=65000, leaf_asn=65101, superspine_asn=64900, maximum_paths=None, bfd=True, bfd_interval_ms=300, bfd_multiplier=3)
     >>> leaf = TierNode("leaf", 3, "l3", None, None, pod=2)  # type: ignore[arg-type]
     >>> asn_of(leaf, Layout(spine_slots=4, leaf_slots=8), bgp, True)
     65111
     """
     if node.role == "leaf":
-        return node.asn or bgp["leaf_asn"] + layout.leaf_number(node.pod, node.index) - 1
+        return node.asn or bgp.leaf_asn + layout.leaf_number(node.pod, node.index) - 1
     if not routed:
         return 0
     if node.role == "spine":
-        return node.asn or bgp["spine_asn"] + node.pod - 1
-    return node.asn or bgp["superspine_asn"] + node.plane - 1
+        return node.asn or bgp.spine_asn + node.pod - 1
+    return node.asn or bgp.superspine_asn + node.plane - 1
 
 
 def number_of(node: TierNode, layout: Layout) -> int:
@@ -143,11 +143,11 @@ def number_of(node: TierNode, layout: Layout) -> int:
     return layout.superspine_number(node.plane, node.index)
 
 
-def pool_usage(addressing: Mapping[str, Any], tally: PoolTally, routed: bool) -> tuple[PoolUsage, ...]:
+def pool_usage(addressing: AddressingInput, tally: PoolTally, routed: bool) -> tuple[PoolUsage, ...]:
     """How much of each pool the plan uses (checks compare it with the pool's size)."""
     usage = []
     for name in POOLS:
-        prefix = addressing.get(name)
+        prefix = addressing.prefix(name)
         if prefix and routed:
             _, size = allocate.prefix_base_size(prefix)
             usage.append(PoolUsage(name, f"addressing.{name}", prefix, tally.used.get(name, 0), tally.needed.get(name, 0), size))

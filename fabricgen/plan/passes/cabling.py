@@ -7,30 +7,30 @@ otherwise be silently ignored).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.model import Link
+from fabricgen.plan.inputs import CableOverride
 from fabricgen.units import length_m
 
 
-def override_positions(overrides: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
+def override_positions(overrides: Sequence[CableOverride]) -> dict[tuple[str, str], int]:
     """(device, interface) -> position of its entry under `cabling.overrides`.
 
-    >>> override_positions([{"device": "leaf1", "interface": "Ethernet1/1", "length": "5m"}])
+    >>> override_positions([CableOverride(("cabling", "overrides", 0), "leaf1", "Ethernet1/1", "5m")])
     {('leaf1', 'Ethernet1/1'): 0}
     """
-    return {(o["device"], o["interface"]): i for i, o in enumerate(overrides)}
+    return {(o.device, o.interface): i for i, o in enumerate(overrides)}
 
 
-def apply_overrides(links: Iterable[Link], overrides: Sequence[Mapping[str, Any]], source: SourceMap) -> list[Link]:
+def apply_overrides(links: Iterable[Link], overrides: Sequence[CableOverride], source: SourceMap) -> list[Link]:
     """`links` with the overridden lengths set; FabricError for overrides that match no cable."""
     if not overrides:
         return list(links)
-    wanted = {(o["device"], o["interface"]): (i, length_m(o["length"])) for i, o in enumerate(overrides)}
+    wanted = {(o.device, o.interface): (i, length_m(o.length)) for i, o in enumerate(overrides)}
     matched: set[int] = set()
     result = []
     for link in links:
@@ -40,9 +40,7 @@ def apply_overrides(links: Iterable[Link], overrides: Sequence[Mapping[str, Any]
             link = replace(link, length_m=hit[1])
         result.append(link)
     problems = [
-        source.diagnostic(("cabling", "overrides", i), f"no cable ends at {o['device']} {o['interface']}")
-        for i, o in enumerate(overrides)
-        if i not in matched
+        source.diagnostic(o.path, f"no cable ends at {o.device} {o.interface}") for i, o in enumerate(overrides) if i not in matched
     ]
     if problems:
         raise FabricError(problems)

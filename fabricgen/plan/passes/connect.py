@@ -90,7 +90,10 @@ def connect(
         for up in above:
             per_cage_down = up.model.logical_ports(stage.speed)
             up_ends = ends.setdefault(up.name, Ends())
-            up_mtu, up_asn, up_slot = mtu[up.platform.name], asn[up.name], (up.index - 1) * stage.per_pair - 1
+            up_asn, up_slot = asn[up.name], (up.index - 1) * stage.per_pair - 1
+            # Both ends of a cable run the largest MTU both platforms support (EOS 9214 against
+            # NX-OS 9216 gives 9214 on both), so a frame one end sends the other accepts.
+            link_mtu = min(low_mtu, mtu[up.platform.name])
             # Peer group names are platform data: each end names the other tier's group.
             up_group = low.platform.names[f"peer_group_{up.role}"] if stage.routed else ""
             low_group = up.platform.names[f"peer_group_{low.role}"] if stage.routed else ""
@@ -102,8 +105,8 @@ def connect(
                 up_cage, up_sub = allocate.split_slot(low_slot + link_no, per_cage_down, 1)
                 low_if = low.platform.port_name(low_cage, low_sub, per_cage_up, low.model.lanes)
                 up_if = up.platform.port_name(up_cage, up_sub, per_cage_down, up.model.lanes)
-                low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, low_mtu, stage))
-                up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, up_mtu, stage))
+                low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, link_mtu, stage))
+                up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, link_mtu, stage))
                 if stage.routed:
                     low_ends.neighbors.append(BgpNeighbor(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
                     up_ends.neighbors.append(BgpNeighbor(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
@@ -117,6 +120,7 @@ def connect(
                         a_address=low_addr if stage.routed else "",
                         z_address=up_addr if stage.routed else "",
                         length_m=stage.length_m,
+                        mtu=link_mtu,
                     )
                 )
     return Wiring(tuple(links), ends, tally)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import PathKey, SourceMap
 from fabricgen.model import Model, Platform
+from fabricgen.plan.inputs import Inputs, NodePin, TierInput
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +69,18 @@ class _Scope:
     source: SourceMap
 
 
-def expand_tiers(doc: dict[str, Any], catalog: Mapping[str, Model], platforms: Mapping[str, Platform], source: SourceMap) -> Tiers:
+def expand_tiers(inputs: Inputs, catalog: Mapping[str, Model], platforms: Mapping[str, Platform]) -> Tiers:
     """Spines, leaves and (three tiers) super-spines, or FabricError with every problem."""
-    scope = _Scope(doc["fabric"]["name"], doc["fabric"]["transport"], catalog, platforms, source)
-    pods = doc.get("pods", {}).get("count", 0)
+    source = inputs.source
+    scope = _Scope(inputs.fabric.name, inputs.fabric.transport, catalog, platforms, source)
+    pods = inputs.pods
     pod_ids = tuple(range(1, pods + 1)) if pods else (1,)
     group = "pod" if pods else ""
     problems: list[Diagnostic] = []
-    spines = expand_tier(doc["spines"], "spines", "spine", scope, problems, pod_ids, group)
-    leaves = expand_tier(doc["leaves"], "leaves", "leaf", scope, problems, pod_ids, group)
+    spines = expand_tier(inputs.spines, "spines", "spine", scope, problems, pod_ids, group)
+    leaves = expand_tier(inputs.leaves, "leaves", "leaf", scope, problems, pod_ids, group)
     superspines: list[TierNode] = []
-    if pods and "superspines" not in doc:
+    if pods and inputs.superspines is None:
         problems.append(
             source.diagnostic(
                 ("pods", "count"),
@@ -87,16 +88,16 @@ def expand_tiers(doc: dict[str, Any], catalog: Mapping[str, Model], platforms: M
                 hint="see docs/scale.md; or remove `pods:` for two tiers",
             )
         )
-    elif pods:
+    elif pods and inputs.superspines is not None:
         planes = tuple(sorted({n.index for n in spines}))
-        superspines = expand_tier(doc["superspines"], "superspines", "superspine", scope, problems, planes, "plane")
+        superspines = expand_tier(inputs.superspines, "superspines", "superspine", scope, problems, planes, "plane")
     if problems:
         raise FabricError(problems)
     return Tiers(tuple(spines), tuple(leaves), tuple(superspines), pods)
 
 
 def expand_tier(
-    tier: dict[str, Any],
+    tier: TierInput,
     key: str,
     role: str,
     scope: _Scope,
@@ -107,23 +108,23 @@ def expand_tier(
     """Devices of one tier, in (group, index) order. `group_key` is "pod" for leaves and spines
     of a three-tier fabric, "plane" for super-spines, "" for two tiers (one implicit pod)."""
     pins = _pins(tier, key, scope.source, problems, groups, group_key)
-    count = tier.get("count", 0)
-    if group_key and count and f"{{{group_key}" not in tier["name"]:
+    count = tier.count
+    if group_key and count and f"{{{group_key}" not in tier.name:
         problems.append(
             scope.source.diagnostic(
                 (key, "name"),
-                f"{key}.name {tier['name']!r} must contain {{{group_key}}} (or {{{group_key}:02d}}): names repeat in every {group_key} otherwise",
+                f"{key}.name {tier.name!r} must contain {{{group_key}}} (or {{{group_key}:02d}}): names repeat in every {group_key} otherwise",
                 hint=f"for example '{{fabric}}-p{{pod:02d}}-{role}{{index:02d}}'" if group_key == "pod" else "",
             )
         )
         return []
     result = []
     for group, index in sorted({(g, i) for g in groups for i in range(1, count + 1)} | set(pins)):
-        position, pin = pins.get((group, index), (None, {}))
-        pin_path: PathKey = (key, "nodes", position) if position is not None else ()
+        pin = pins.get((group, index))
+        pin_path: PathKey = pin.path if pin is not None else ()
         hardware, whole_tier = _hardware(tier, key, pin, pin_path, scope, problems)
         if hardware is None:
-            if whole_tier or position is None:
+            if whole_tier or pin is None:
                 return []
             continue
         name = _name(tier, key, pin, scope, problems, index, group)
@@ -137,11 +138,11 @@ def expand_tier(
                 name=name,
                 model=hardware[0],
                 platform=hardware[1],
-                management=pin.get("management", ""),
-                serial=pin.get("serial", ""),
-                guid=pin.get("guid", ""),
-                asn=pin.get("asn", 0),
-                loopback=pin.get("loopback", ""),
+                management=(pin and pin.management) or "",
+                serial=(pin and pin.serial) or "",
+                guid=(pin and pin.guid) or "",
+                asn=(pin and pin.asn) or 0,
+                loopback=(pin and pin.loopback) or "",
                 pod=pod,
                 plane=plane,
                 pin=pin_path,
@@ -150,58 +151,66 @@ def expand_tier(
     return result
 
 
-def _name(
-    tier: dict[str, Any], key: str, pin: dict[str, Any], scope: _Scope, problems: list[Diagnostic], index: int, group: int
-) -> str | None:
+def _name(tier: TierInput, key: str, pin: NodePin | None, scope: _Scope, problems: list[Diagnostic], index: int, group: int) -> str | None:
     """The pinned name or the tier's pattern filled in; None with a diagnostic for a bad pattern."""
     try:
-        name: str = pin.get("name") or tier["name"].format(fabric=scope.fabric, index=index, pod=group, plane=group)
+        name: str = (pin and pin.name) or tier.name.format(fabric=scope.fabric, index=index, pod=group, plane=group)
     except (KeyError, ValueError, IndexError, AttributeError) as exc:
-        problems.append(scope.source.diagnostic((key, "name"), f"cannot use name pattern {tier['name']!r}: {exc}"))
+        problems.append(scope.source.diagnostic((key, "name"), f"cannot use name pattern {tier.name!r}: {exc}"))
         return None
     return name
 
 
 def _pins(
-    tier: dict[str, Any], key: str, source: SourceMap, problems: list[Diagnostic], groups: tuple[int, ...], group_key: str
-) -> dict[tuple[int, int], tuple[int, dict[str, Any]]]:
+    tier: TierInput, key: str, source: SourceMap, problems: list[Diagnostic], groups: tuple[int, ...], group_key: str
+) -> dict[tuple[int, int], NodePin]:
     """`nodes:` entries by (group, index), with their position; entries for a group that does
     not exist are diagnostics."""
-    pins: dict[tuple[int, int], tuple[int, dict[str, Any]]] = {}
-    for place, node in enumerate(tier.get("nodes", [])):
-        group = node.get(group_key, 1) if group_key else 1
+    pins: dict[tuple[int, int], NodePin] = {}
+    for node in tier.nodes:
+        pinned_group = _group_of(node, group_key)
+        group = pinned_group or 1
         if group not in groups:
-            where: PathKey = (key, "nodes", place, group_key) if group_key in node else (key, "nodes", place)
+            where: PathKey = (*node.path, group_key) if pinned_group is not None else node.path
             span = f"1..{max(groups)}" if groups else "none"
             problems.append(source.diagnostic(where, f"{group_key} {group} does not exist (there are {span})"))
             continue
-        pins[(group, node["index"])] = (place, node)
+        pins[(group, node.index)] = node
     return pins
 
 
+def _group_of(node: NodePin, group_key: str) -> int | None:
+    """The pod or plane a `nodes:` entry pins, None when it pins none (one implicit group)."""
+    if group_key == "pod":
+        return node.pod
+    if group_key == "plane":
+        return node.plane
+    return None
+
+
 def _hardware(
-    tier: dict[str, Any], key: str, pin: dict[str, Any], pin_path: PathKey, scope: _Scope, problems: list[Diagnostic]
+    tier: TierInput, key: str, pin: NodePin | None, pin_path: PathKey, scope: _Scope, problems: list[Diagnostic]
 ) -> tuple[tuple[Model, Platform] | None, bool]:
     """The node's catalog model and platform, or None with a diagnostic and whether the
     problem is the tier's (a platform of the wrong transport) rather than this pin's."""
     source = scope.source
-    model_name = pin.get("model", tier["model"])
+    model_name = pin.model if pin is not None and pin.model is not None else tier.model
     model = scope.catalog.get(model_name)
     if model is None:
-        where = (*pin_path, "model") if "model" in pin else (key, "model")
+        where = (*pin_path, "model") if pin is not None and pin.model is not None else (key, "model")
         close = difflib.get_close_matches(model_name, list(scope.catalog), n=1, cutoff=0.5)
         hint = f"did you mean '{close[0]}'?" if close else "add it under `models:` or pick one of: " + ", ".join(scope.catalog)
         problems.append(source.diagnostic(where, f"unknown switch model '{model_name}'", hint=hint))
         return None, False
     transport = scope.transport
-    platform_name = pin.get("platform") or tier.get("platform") or ("infiniband" if transport == "infiniband" else model.platforms[0])
+    platform_name = (pin and pin.platform) or tier.platform or ("infiniband" if transport == "infiniband" else model.platforms[0])
     platform = scope.platforms[platform_name]
     if platform_name not in model.platforms:
-        where = (*pin_path, "platform") if "platform" in pin else (key, "platform")
+        where = (*pin_path, "platform") if pin is not None and pin.platform is not None else (key, "platform")
         problems.append(source.diagnostic(where, f"model {model.name} does not run {platform_name}; it runs {', '.join(model.platforms)}"))
         return None, False
     if platform.transport != transport:
-        where = (key, "platform") if "platform" in tier else (key, "model")
+        where = (key, "platform") if tier.platform is not None else (key, "model")
         problems.append(
             source.diagnostic(where, f"platform {platform_name} is not a {transport} platform (fabric.transport is {transport})")
         )

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-from typing import Any
+from collections.abc import Mapping
 
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.model import Device, InfinibandPlan, NodeName, Partition, Server, SubnetManager
 from fabricgen.plan.guids import KIND_SM, placeholder_guid
+from fabricgen.plan.inputs import GuidPin, Inputs, default_subnet_manager
 
 MTU_CODES = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 """IBTA MTU codes (include/iba/ib_types.h)."""
@@ -36,163 +37,145 @@ def first_free_port(leaf: Device, taken: set[int]) -> int:
     return next((port for port in range(1, leaf.ports_total + 1) if port not in used), leaf.ports_total + 1)
 
 
-def pin_switch_guids(devices: tuple[Device, ...], doc: dict[str, Any]) -> tuple[Device, ...]:
+def pin_switch_guids(devices: tuple[Device, ...], pins: Mapping[str, GuidPin]) -> tuple[Device, ...]:
     """Apply the `guids:` section to switches without a node pin."""
-    pins = doc.get("guids", {})
     if not pins:
         return devices
     return tuple(
-        dataclasses.replace(d, guid=pins[d.name]["node"].lower(), guid_is_placeholder=False)
-        if d.guid_is_placeholder and d.name in pins
-        else d
+        dataclasses.replace(d, guid=pins[d.name].node.lower(), guid_is_placeholder=False) if d.guid_is_placeholder and d.name in pins else d
         for d in devices
     )
 
 
-def build_infiniband(
-    doc: dict[str, Any], devices: tuple[Device, ...], servers: list[Server], source: SourceMap
-) -> tuple[InfinibandPlan, list[str]]:
+def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[Server]) -> tuple[InfinibandPlan, list[str]]:
     """The InfinibandPlan and its warnings; FabricError for references that resolve to nothing."""
     problems: list[Diagnostic] = []
     by_name = {s.name: s for s in servers}
-    sms = _subnet_managers(doc, by_name, [d for d in devices if d.role == "leaf"], source, problems)
-    partitions = _partitions(doc, by_name, source, problems)
+    source = inputs.source
+    sms = _subnet_managers(inputs, by_name, [d for d in devices if d.role == "leaf"], source, problems)
+    partitions = _partitions(inputs, by_name, problems)
     if problems:
         raise FabricError(problems)
-    prefix = doc["guid_prefix"]
-    pins = doc.get("guids", {})
-    qos = doc.get("qos", {})
-    max_vls = qos.get("max_vls", 8)
-    opensm = doc.get("opensm", {})
-    default = doc.get("default_partition", {})
+    prefix, pins, qos, opensm, default = inputs.guid_prefix, inputs.guids, inputs.qos, inputs.opensm, inputs.default_partition
+    max_vls = qos.max_vls
     node_names = [NodeName(d.guid, d.name) for d in devices]
     node_names += [NodeName(s.node_guid, s.name) for s in servers]
     node_names += [NodeName(sm.node_guid, sm.host) for sm in sms if not sm.server]
     plan = InfinibandPlan(
         subnet_managers=tuple(sms),
-        routing_engine=doc.get("routing", {}).get("engine", "ftree"),
-        lmc=doc.get("routing", {}).get("lmc", 0),
+        routing_engine=inputs.routing.engine,
+        lmc=inputs.routing.lmc,
         partitions=tuple(partitions),
-        qos_enabled=qos.get("enabled", False),
+        qos_enabled=qos.enabled,
         qos_max_vls=max_vls,
-        qos_sl2vl=tuple(qos.get("sl2vl") or [sl % max_vls for sl in range(16)]),
+        qos_sl2vl=qos.sl2vl or tuple(sl % max_vls for sl in range(16)),
         # An empty high-priority table (every weight 0): OpenSM's built-in "0:4" would serve VL0,
         # the default traffic, before every tenant VL in the low table (opensm(8), QOS CONFIGURATION).
-        qos_vlarb_high=qos.get("vlarb_high") or ",".join(f"{vl}:0" for vl in range(max_vls)),
-        qos_vlarb_low=qos.get("vlarb_low") or ",".join(f"{vl}:64" for vl in range(max_vls)),
+        qos_vlarb_high=qos.vlarb_high or ",".join(f"{vl}:0" for vl in range(max_vls)),
+        qos_vlarb_low=qos.vlarb_low or ",".join(f"{vl}:64" for vl in range(max_vls)),
         guid_prefix=prefix,
-        no_fallback=doc.get("routing", {}).get("no_fallback", False),
-        qos_high_limit=qos.get("high_limit", 0),
+        no_fallback=inputs.routing.no_fallback,
+        qos_high_limit=qos.high_limit,
         max_op_vls=MAX_OP_VLS[max_vls],
-        default_membership=default.get("membership") or ("limited" if partitions else "full"),
-        default_ipoib=default.get("ipoib", True),
+        default_membership=default.membership or ("limited" if partitions else "full"),
+        default_ipoib=default.ipoib,
         root_guids=tuple(d.guid for d in devices if d.role == "spine"),
         cn_guids=tuple(n.port_guid for s in servers for n in s.nics),
         node_names=tuple(node_names),
         placeholder_hosts=tuple(
             [s.name for s in servers if s.name not in pins] + [sm.host for sm in sms if sm.guid_is_placeholder and not sm.server]
         ),
-        config_dir=opensm.get("config_dir", "/etc/opensm").rstrip("/") or "/",
-        log_dir=opensm.get("log_dir", "/var/log").rstrip("/") or "/",
-        log_flags=opensm.get("log_flags", 3),
-        sweep_interval=opensm.get("sweep_interval", 10),
-        sminfo_polling_timeout=opensm.get("sminfo_polling_timeout", 10000),
-        polling_retry_number=opensm.get("polling_retry_number", 4),
-        **_vendor_features(opensm),
+        config_dir=opensm.config_dir.rstrip("/") or "/",
+        log_dir=opensm.log_dir.rstrip("/") or "/",
+        log_flags=opensm.log_flags,
+        sweep_interval=opensm.sweep_interval,
+        sminfo_polling_timeout=opensm.sminfo_polling_timeout,
+        polling_retry_number=opensm.polling_retry_number,
+        # Congestion control is rendered for upstream OpenSM; SHARP and adaptive routing are intent only.
+        congestion_control=opensm.congestion_control,
+        cc_threshold=opensm.cc_threshold,
+        cc_marking_rate=opensm.cc_marking_rate,
+        sharp_enabled=opensm.sharp,
+        adaptive_routing_engine=opensm.adaptive_routing_engine if opensm.adaptive_routing else "",
     )
     return plan, _placeholder_warnings(devices, servers, sms, pins, prefix)
 
 
-def _vendor_features(opensm: dict[str, Any]) -> dict[str, Any]:
-    """Congestion control (rendered for upstream OpenSM), SHARP and adaptive routing (intent only)."""
-    cc = opensm.get("congestion_control", {})
-    ar = opensm.get("adaptive_routing", {})
-    return {
-        "congestion_control": cc.get("enabled", False),
-        "cc_threshold": cc.get("threshold", 0),
-        "cc_marking_rate": cc.get("marking_rate", 0),
-        "sharp_enabled": opensm.get("sharp", {}).get("enabled", False),
-        "adaptive_routing_engine": ar.get("engine", "ar_updn") if ar.get("enabled", False) else "",
-    }
-
-
 def _subnet_managers(
-    doc: dict[str, Any], by_name: dict[str, Server], leaves: list[Device], source: SourceMap, problems: list[Diagnostic]
+    inputs: Inputs, by_name: dict[str, Server], leaves: list[Device], source: SourceMap, problems: list[Diagnostic]
 ) -> list[SubnetManager]:
     """Where each OpenSM runs: on a planned server's HCA, or on a dedicated host cabled to a
     leaf (alternately the first and the last leaf unless `leaf:` is given) on its first free port."""
-    prefix, pins = doc["guid_prefix"], doc.get("guids", {})
+    prefix, pins = inputs.guid_prefix, inputs.guids
     leaf_names = {d.name for d in leaves}
     sms: list[SubnetManager] = []
     taken: dict[str, set[int]] = {}
     dedicated = 0
-    for position, sm in enumerate(doc.get("subnet_managers") or [{"host": f"{doc['fabric']['name']}-sm1"}]):
-        host, priority = sm["host"], sm.get("priority", 15)
+    for sm in inputs.subnet_managers or (default_subnet_manager(inputs.fabric.name),):
+        host, priority = sm.host, sm.priority
         server = by_name.get(host)
         if server is not None:
-            port_guid = sm.get("guid", server.nics[0].port_guid).lower()
+            port_guid = (sm.guid or server.nics[0].port_guid).lower()
             if port_guid not in {n.port_guid for n in server.nics}:
-                problems.append(
-                    source.diagnostic(("subnet_managers", position, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA")
-                )
+                problems.append(source.diagnostic((*sm.path, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA"))
             sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0))
             continue
         dedicated += 1
         if not leaves:
-            problems.append(source.diagnostic(("subnet_managers", position), f"no leaf to cable subnet manager {host} to"))
+            problems.append(source.diagnostic(sm.path, f"no leaf to cable subnet manager {host} to"))
             continue
-        leaf = sm.get("leaf") or (leaves[0].name if dedicated % 2 else leaves[-1].name)
+        leaf = sm.leaf or (leaves[0].name if dedicated % 2 else leaves[-1].name)
         if leaf not in leaf_names:
-            problems.append(source.diagnostic(("subnet_managers", position, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
+            problems.append(source.diagnostic((*sm.path, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
             continue
-        port = sm.get("port") or first_free_port(next(d for d in leaves if d.name == leaf), taken.get(leaf, set()))
+        port = sm.port or first_free_port(next(d for d in leaves if d.name == leaf), taken.get(leaf, set()))
         taken.setdefault(leaf, set()).add(port)
-        pin = pins.get(host, {})
-        node_guid = (sm.get("node_guid") or pin.get("node") or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
-        pinned_ports = pin.get("ports", [])
-        port_guid = (sm.get("guid") or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
-        placeholder = not (sm.get("node_guid") or pin or sm.get("guid"))
+        pin = pins.get(host)
+        node_guid = (sm.node_guid or (pin and pin.node) or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
+        pinned_ports = pin.ports if pin else ()
+        port_guid = (sm.guid or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
+        placeholder = not (sm.node_guid or pin or sm.guid)
         sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port))
     return sms
 
 
-def _partitions(doc: dict[str, Any], by_name: dict[str, Server], source: SourceMap, problems: list[Diagnostic]) -> list[Partition]:
+def _partitions(inputs: Inputs, by_name: dict[str, Server], problems: list[Diagnostic]) -> list[Partition]:
     """Tenant partitions with their member patterns resolved to servers and port GUIDs."""
     partitions = []
     names = list(by_name)
-    for position, part in enumerate(doc.get("partitions", [])):
+    for part in inputs.partitions:
         hosts: dict[str, None] = {}
-        for m_pos, pattern in enumerate(part["members"]):
+        for m_pos, pattern in enumerate(part.members):
             matched = [pattern] if pattern in by_name else fnmatch.filter(names, pattern)
             if not matched:
                 problems.append(
-                    source.diagnostic(
-                        ("partitions", position, "members", m_pos), f"'{pattern}' matches no server of the plan", hint="e.g. ib1-gpu01*"
+                    inputs.source.diagnostic(
+                        (*part.path, "members", m_pos), f"'{pattern}' matches no server of the plan", hint="e.g. ib1-gpu01*"
                     )
                 )
             hosts.update(dict.fromkeys(matched))
         member_servers = [by_name[h] for h in hosts]
         partitions.append(
             Partition(
-                part["name"],
-                part["pkey"],
-                part.get("membership", "full"),
-                part.get("ipoib", False),
-                part.get("mtu", 4096),
-                part.get("rate", 0),
-                part.get("sl", 0),
-                tuple(part["members"]),
+                part.name,
+                part.pkey,
+                part.membership,
+                part.ipoib,
+                part.mtu,
+                part.rate or 0,
+                part.sl or 0,
+                part.members,
                 tuple(sorted(hosts)),
                 tuple(sorted(n.port_guid for s in member_servers for n in s.nics)),
-                MTU_CODES[part.get("mtu", 4096)],
-                RATE_CODES.get(part.get("rate", 0), 0),
+                MTU_CODES[part.mtu],
+                RATE_CODES.get(part.rate or 0, 0),
             )
         )
     return partitions
 
 
 def _placeholder_warnings(
-    devices: tuple[Device, ...], servers: list[Server], sms: list[SubnetManager], pins: dict[str, Any], prefix: str
+    devices: tuple[Device, ...], servers: list[Server], sms: list[SubnetManager], pins: Mapping[str, GuidPin], prefix: str
 ) -> list[str]:
     warnings = []
     counts = (

@@ -93,7 +93,7 @@ def choose_media(
 
 
 def _with_media(link: Link, media: Choice) -> Link:
-    return Link(link.kind, link.a, link.z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, media)
+    return Link(link.kind, link.a, link.z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, media, link.mtu)
 
 
 def _diagnostic(where: PathKey, miss: _Miss, source: SourceMap, table: rules.MediaTable) -> Diagnostic:

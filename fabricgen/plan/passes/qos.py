@@ -8,41 +8,39 @@ platform data (`data/platforms.yml: qos`); the templates only print the profile.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from fabricgen.model import Platform, QosProfile, QosQueue, RocePolicy
+from fabricgen.plan.inputs import RoceInput
 from fabricgen.units import size_bytes
 
 QUEUES = 8
 """Egress queues (traffic classes 0-7) of the RoCE profile on every Ethernet platform."""
 
 
-def roce_policy(roce: dict[str, Any], all_platforms: Mapping[str, Platform]) -> RocePolicy:
+def roce_policy(roce: RoceInput, all_platforms: Mapping[str, Platform]) -> RocePolicy:
     """The fabric's RoCE policy from the (defaulted) `roce:` section."""
-    ecn, watchdog = roce["ecn"], roce["pfc_watchdog"]
+    ecn, watchdog = roce.ecn, roce.pfc_watchdog
     roce_platforms = {name: p for name, p in all_platforms.items() if p.transport == "roce"}
-    cnp_tc = roce.get("cnp_traffic_class")
+    cnp_tc = roce.cnp_traffic_class
     return RocePolicy(
-        no_drop_priority=roce["no_drop_priority"],
-        dscp_data=roce["dscp"]["data"],
-        dscp_cnp=roce["dscp"]["cnp"],
+        no_drop_priority=roce.no_drop_priority,
+        dscp_data=roce.dscp_data,
+        dscp_cnp=roce.dscp_cnp,
         cnp_traffic_class={name: (cnp_tc if cnp_tc is not None else p.cnp_traffic_class_default) for name, p in roce_platforms.items()},
-        ecn_enabled=ecn["enabled"],
-        ecn_min_bytes=size_bytes(ecn["min"]),
-        ecn_max_bytes=size_bytes(ecn["max"]),
-        ecn_probability=ecn["probability"],
-        pfc_watchdog=watchdog["enabled"],
-        watchdog_timeout_ms=watchdog["timeout_ms"],
-        watchdog_recovery_ms=watchdog["recovery_ms"],
-        watchdog_polling_ms=watchdog["polling_ms"],
-        bandwidth_percent=roce["bandwidth_percent"],
-        mtu={name: roce.get("mtu") or p.mtu_default for name, p in roce_platforms.items()},
-        ecn_min=_threshold(size_bytes(ecn["min"])),
-        ecn_max=_threshold(size_bytes(ecn["max"])),
+        ecn_enabled=ecn.enabled,
+        ecn_min_bytes=size_bytes(ecn.min),
+        ecn_max_bytes=size_bytes(ecn.max),
+        ecn_probability=ecn.probability,
+        pfc_watchdog=watchdog.enabled,
+        watchdog_timeout_ms=watchdog.timeout_ms,
+        watchdog_recovery_ms=watchdog.recovery_ms,
+        watchdog_polling_ms=watchdog.polling_ms,
+        bandwidth_percent=roce.bandwidth_percent,
+        mtu={name: roce.mtu or p.mtu_default for name, p in roce_platforms.items()},
+        ecn_min=_threshold(size_bytes(ecn.min)),
+        ecn_max=_threshold(size_bytes(ecn.max)),
         profiles={
-            name: _qos_profile(
-                p, roce["no_drop_priority"], cnp_tc if cnp_tc is not None else p.cnp_traffic_class_default, roce, ecn["enabled"]
-            )
+            name: _qos_profile(p, roce.no_drop_priority, cnp_tc if cnp_tc is not None else p.cnp_traffic_class_default, roce, ecn.enabled)
             for name, p in roce_platforms.items()
         },
     )
@@ -57,20 +55,22 @@ def _threshold(size: int) -> str:
     return f"{size // 1000} kbytes" if size % 1000 == 0 else f"{size} bytes"
 
 
-def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, Any], ecn: bool) -> QosProfile:
+def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: RoceInput, ecn: bool) -> QosProfile:
     """The RoCE policy in one platform's terms: which queues its config lists, their names and
-    scheduler shares (RoCE gets bandwidth_percent, the default queue the rest, CNP is strict)."""
+    scheduling. RoCE and default traffic (the traffic class of DSCP 0 on this platform) share the
+    port round-robin, RoCE by bandwidth_percent and default traffic the rest; CNP is strict."""
     conv = platform.qos
+    best_effort = int(conv.get("best_effort_tc", 0))
     shares = dict.fromkeys(range(QUEUES), 0)
-    shares[0] += 100 - roce["bandwidth_percent"]
-    shares[data_tc] += roce["bandwidth_percent"]
+    shares[best_effort] += 100 - roce.bandwidth_percent
+    shares[data_tc] += roce.bandwidth_percent
     shares[cnp_tc] = 0
 
     def queue(tc: int, pattern: str, default: str) -> QosQueue:
         name = (default if tc == 0 else pattern).format(tc=tc)
         return QosQueue(tc, name, shares[tc], tc == cnp_tc, ecn and tc == data_tc, tc == data_tc)
 
-    listed = range(QUEUES - 1, -1, -1) if conv.get("queues") == "all" else sorted({data_tc, cnp_tc})
+    listed = range(QUEUES - 1, -1, -1) if conv.get("queues") == "all" else sorted({best_effort, data_tc, cnp_tc})
     queues = tuple(queue(tc, conv.get("queue_name", "{tc}"), conv.get("default_queue_name", "{tc}")) for tc in listed)
     pause: tuple[QosQueue, ...] = ()
     if conv.get("pause_name"):
@@ -80,7 +80,11 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: dict[str, 
         names=dict(platform.names),
         data_traffic_class=data_tc,
         cnp_traffic_class=cnp_tc,
-        mtu=roce.get("mtu") or platform.mtu_default,
+        mtu=roce.mtu or platform.mtu_default,
         queues=queues,
         pause_queues=pause,
+        queues_default_strict=bool(conv.get("queues_default_strict", False)),
+        best_effort_traffic_class=best_effort,
+        ecn_counters=bool(conv.get("ecn_counters", False)),
+        load_interval=int(conv.get("load_interval", 0)),
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from fabricgen import allocate
 from fabricgen.allocate import Layout, PoolTally, ipv4
@@ -23,6 +22,7 @@ from fabricgen.catalog import nic_models
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
+from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
 
@@ -77,27 +77,27 @@ class _RailServer:
     nics: list[ServerNic] = field(default_factory=list)
 
 
-def attachment_of(servers: Mapping[str, Any], fabric: str, length_m: float, speed: int, routed: bool, roce: bool) -> Attachment:
-    rail_mode = servers.get("attachment", "leaf") == "rail"
+def attachment_of(servers: ServersInput, fabric: str, length_m: float, speed: int, routed: bool, roce: bool) -> Attachment:
+    rail_mode = servers.attachment == "rail"
     return Attachment(
-        per_leaf=servers["per_leaf"],
-        ports_per_server=servers["ports_per_server"],
+        per_leaf=servers.per_leaf,
+        ports_per_server=servers.ports_per_server,
         speed=speed,
-        name=servers["name"],
+        name=servers.name,
         fabric=fabric,
-        rails=(servers.get("rails") or servers["ports_per_server"]) if rail_mode else 0,
-        vlan=servers.get("vlan", 0),
+        rails=(servers.rails or servers.ports_per_server) if rail_mode else 0,
+        vlan=servers.vlan,
         length_m=length_m,
         routed=routed,
         roce=roce,
-        nic_model=servers.get("nic", ""),
+        nic_model=servers.nic,
     )
 
 
-def nic_model_of(servers: Mapping[str, Any], source: SourceMap) -> NicModel:
+def nic_model_of(servers: ServersInput, source: SourceMap) -> NicModel:
     """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown."""
     known = nic_models()
-    name = servers["nic"]
+    name = servers.nic
     if name not in known:
         raise FabricError([source.diagnostic(("servers", "nic"), f"unknown NIC model '{name}'", hint=f"known: {', '.join(sorted(known))}")])
     return known[name]
@@ -114,9 +114,7 @@ def unit_and_rail(index: int, rails: int) -> tuple[int, int]:
     return (index - 1) // rails + 1, (index - 1) % rails + 1
 
 
-def attach_servers(
-    leaves: Sequence[TierNode], spec: Attachment, layout: Layout, pools: Pools, mtu: Mapping[str, int], guids: ServerGuids
-) -> Attached:
+def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout, pools: Pools, mtu: int, guids: ServerGuids) -> Attached:
     """Servers, their cables and every leaf's server side."""
     unit_first: dict[tuple[int, int], TierNode] = {}
     for leaf in leaves:
@@ -131,7 +129,7 @@ def attach_servers(
         first = unit_first[(leaf.pod, unit)] if rail else leaf
         nics = [nic for nic in range(1, spec.ports_per_server + 1) if not rail or (nic - 1) % spec.rails + 1 == rail]
         side = sides[leaf.name] = LeafSide(nics_per_server=len(nics))
-        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu[leaf.platform.name], guids, side, links, tally)
+        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu, guids, side, links, tally)
         for server in leaf_servers:
             if not rail:
                 servers.append(server)
@@ -147,6 +145,7 @@ def attach_servers(
     return Attached(tuple(servers), tuple(links), sides, tally)
 
 
+# long: one loop over (server, NIC) on purpose, see the docstring (planning time at 5,000 switches).
 def _leaf_servers(
     leaf: TierNode,
     first: TierNode,
@@ -226,6 +225,7 @@ def _leaf_servers(
                     a_address=address,
                     z_address=gateway,
                     length_m=spec.length_m,
+                    mtu=mtu,
                 )
             )
             slot += 1

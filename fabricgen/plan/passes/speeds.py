@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.model import Model
+from fabricgen.plan.inputs import Inputs
 from fabricgen.plan.passes.expand import TierNode, Tiers
 from fabricgen.units import speed_gbps
 
@@ -28,16 +28,16 @@ class Speeds:
     superspine: int
 
 
-def link_speeds(doc: dict[str, Any], tiers: Tiers, fallback: Model, source: SourceMap) -> Speeds:
+def link_speeds(inputs: Inputs, tiers: Tiers, fallback: Model) -> Speeds:
     """The speeds, or FabricError when a model cannot run one (or the server name pattern is bad).
     `fallback` stands in for the leaf model of a fabric without leaves."""
     leaf_model = tiers.leaves[0].model if tiers.leaves else fallback
     spine_model = tiers.spines[0].model if tiers.spines else leaf_model
-    uplinks, servers, superspines = doc["uplinks"], doc["servers"], doc.get("superspines", {})
+    source, servers, superspines = inputs.source, inputs.servers, inputs.superspines
     speeds = Speeds(
-        uplink=_speed(uplinks, leaf_model),
-        server=_speed(servers, leaf_model),
-        superspine=_speed(superspines, spine_model),
+        uplink=_speed(inputs.uplinks.speed, leaf_model),
+        server=_speed(servers.speed, leaf_model),
+        superspine=_speed(superspines.speed if superspines else None, spine_model),
     )
     uses = [
         (tiers.leaves, speeds.uplink, "uplinks.speed", "uplinks"),
@@ -46,17 +46,17 @@ def link_speeds(doc: dict[str, Any], tiers: Tiers, fallback: Model, source: Sour
     if tiers.three_tier:
         uses.append((tiers.spines, speeds.superspine, "superspines.speed", "uplinks to super-spines"))
         uses.append((tiers.superspines, speeds.superspine, "superspines.speed", "downlinks to spines"))
-    if servers["per_leaf"]:
+    if servers.per_leaf:
         uses.append((tiers.leaves, speeds.server, "servers.speed", "server ports"))
     problems = [problem for nodes, speed, key, what in uses for problem in _unable(nodes, speed, key, what, source)]
-    problems.extend(_check_server_name(servers, doc["fabric"]["name"], source))
+    problems.extend(_check_server_name(servers.name, inputs.fabric.name, source))
     if problems:
         raise FabricError(problems)
     return speeds
 
 
-def _speed(section: dict[str, Any], model: Model) -> int:
-    return speed_gbps(section["speed"]) if "speed" in section else model.speed
+def _speed(speed: str | None, model: Model) -> int:
+    return speed_gbps(speed) if speed is not None else model.speed
 
 
 def _unable(nodes: Iterable[TierNode], speed: int, key: str, what: str, source: SourceMap) -> list[Diagnostic]:
@@ -72,15 +72,15 @@ def _unable(nodes: Iterable[TierNode], speed: int, key: str, what: str, source: 
     return []
 
 
-def _check_server_name(servers: dict[str, Any], fabric: str, source: SourceMap) -> list[Diagnostic]:
+def _check_server_name(pattern: str, fabric: str, source: SourceMap) -> list[Diagnostic]:
     """A server name pattern with an unknown placeholder is bad input, not a traceback."""
     try:
-        servers["name"].format(fabric=fabric, leaf="leaf", leaf_index=1, index=1, pod=1, unit=1)
+        pattern.format(fabric=fabric, leaf="leaf", leaf_index=1, index=1, pod=1, unit=1)
     except (KeyError, ValueError, IndexError, AttributeError) as exc:
         return [
             source.diagnostic(
                 ("servers", "name"),
-                f"cannot use name pattern {servers['name']!r}: {exc}",
+                f"cannot use name pattern {pattern!r}: {exc}",
                 hint="placeholders: {fabric}, {leaf}, {leaf_index}, {index}, {pod}, {unit}",
             )
         ]

@@ -1,0 +1,492 @@
+"""Typed inputs: one frozen view of the validated, defaulted inventory for the planner and checks.
+
+Why a view and not the dict: `doc["uplinks"]["per_spnie"]` is a KeyError at run time, while
+`inputs.uplinks.per_spnie` is a mypy error at `make check`. The view is built once, in the
+pipeline, after `schema.validate_document` and `schema.apply_defaults`; every default comes
+from schemas/fabric.schema.json through `apply_defaults`, so this module reads keys that have
+a schema default with `section["key"]` and never writes a default literal of its own. Keys
+without a schema default are `None` (or 0 / "" / () where the schema's meaning of "absent" is
+"none", documented on the field) so the consumer decides what absence means, once.
+
+Source positions stay reachable: every section and every list entry carries its `path`, the
+key path into the inventory (`("leaves", "nodes", 0)`), and `Inputs.source` is the SourceMap,
+so a diagnostic can point at `leaves.nodes[0].asn` rather than at the tier default:
+
+>>> view = inputs_of(_example(), SourceMap("f.yml", {("leaves", "nodes", 0, "asn"): (9, 27)}))
+>>> pin = view.leaves.nodes[0]
+>>> pin.asn, view.source.diagnostic((*pin.path, "asn"), "taken").line
+(65555, 9)
+>>> view.uplinks.per_spine, view.bgp.superspine_asn, view.superspines is None
+(1, 64900, True)
+
+Two sections stay mappings on purpose: `models:` (the catalog parses model entries into
+`Model`, with the same code as the bundled catalog) and `jobs:` (the analyzer owns its job
+model, and each job travels as a `JobInput` with its key positions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fabricgen.loader import PathKey, SourceMap
+from fabricgen.schema import apply_defaults
+
+
+@dataclass(frozen=True, slots=True)
+class NodePin:
+    """One `<tier>.nodes` entry: the values it pins (None: not pinned) and its position."""
+
+    path: PathKey
+    index: int
+    name: str | None
+    model: str | None
+    platform: str | None
+    management: str | None
+    serial: str | None
+    guid: str | None
+    asn: int | None
+    loopback: str | None
+    pod: int | None
+    plane: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TierInput:
+    """`spines:`, `leaves:` or `superspines:`. `count` 0: only the pinned nodes (schema: no default)."""
+
+    path: PathKey
+    count: int
+    model: str
+    platform: str | None
+    name: str
+    nodes: tuple[NodePin, ...]
+    per_spine: int | None
+    """Super-spines only: cables between each spine and super-spine (schema default)."""
+    speed: str | None
+    """Super-spines only: spine-superspine link speed; None: the spine model's speed."""
+
+
+@dataclass(frozen=True, slots=True)
+class FabricInput:
+    name: str
+    description: str
+    transport: str
+
+
+@dataclass(frozen=True, slots=True)
+class UplinksInput:
+    per_spine: int
+    speed: str | None
+    first_port: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ServersInput:
+    per_leaf: int
+    ports_per_server: int
+    speed: str | None
+    name: str
+    vlan: int
+    attachment: str
+    rails: int | None
+    nic: str
+    """Catalog NIC model of the servers' ports (schema default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AddressingInput:
+    """`addressing:`; required for RoCE, absent for InfiniBand (`Inputs.addressing` is None)."""
+
+    loopbacks: str
+    fabric: str
+    servers: str | None
+    server_mode: str
+    management: str | None
+    management_gateway: str | None
+
+    def prefix(self, pool: str) -> str | None:
+        """The prefix of pool `pool` ("loopbacks", "fabric", "servers", "management") by name."""
+        value: str | None = getattr(self, pool)
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class BgpInput:
+    spine_asn: int
+    leaf_asn: int
+    superspine_asn: int
+    maximum_paths: int | None
+    bfd: bool
+    bfd_interval_ms: int
+    bfd_multiplier: int
+    aggregate_server_prefixes: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EcnInput:
+    enabled: bool
+    min: str
+    max: str
+    probability: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogInput:
+    enabled: bool
+    timeout_ms: int
+    recovery_ms: int
+    polling_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoceInput:
+    no_drop_priority: int
+    dscp_data: int
+    dscp_cnp: int
+    cnp_traffic_class: int | None
+    ecn: EcnInput
+    pfc_watchdog: WatchdogInput
+    bandwidth_percent: int
+    mtu: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CableOverride:
+    path: PathKey
+    device: str
+    interface: str
+    length: str
+
+
+@dataclass(frozen=True, slots=True)
+class CablingInput:
+    length: Mapping[str, str]
+    """Default length per cable kind ("leaf-spine", "server-leaf", "spine-superspine")."""
+    overrides: tuple[CableOverride, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SubnetManagerInput:
+    path: PathKey
+    host: str
+    priority: int
+    guid: str | None
+    management: str | None
+    node_guid: str | None
+    leaf: str | None
+    port: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingInput:
+    engine: str
+    lmc: int
+    no_fallback: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInput:
+    path: PathKey
+    name: str
+    pkey: int
+    members: tuple[str, ...]
+    membership: str
+    ipoib: bool
+    mtu: int
+    rate: int | None
+    sl: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class IbQosInput:
+    enabled: bool
+    max_vls: int
+    sl2vl: tuple[int, ...] | None
+    vlarb_high: str | None
+    vlarb_low: str | None
+    high_limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultPartitionInput:
+    membership: str | None
+    ipoib: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OpensmInput:
+    config_dir: str
+    log_dir: str
+    log_flags: int
+    sweep_interval: int
+    sminfo_polling_timeout: int
+    polling_retry_number: int
+    congestion_control: bool
+    cc_threshold: int
+    cc_marking_rate: int
+    sharp: bool
+    adaptive_routing: bool
+    adaptive_routing_engine: str
+
+
+@dataclass(frozen=True, slots=True)
+class GuidPin:
+    """One `guids:` entry: a node GUID and the port GUIDs imported so far."""
+
+    node: str
+    ports: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ServicesInput:
+    ntp: tuple[str, ...]
+    syslog: tuple[str, ...]
+    dns: tuple[str, ...]
+    domain: str | None
+    timezone: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """The whole inventory, typed. Sections the schema does not fill in are None when absent."""
+
+    source: SourceMap
+    fabric: FabricInput
+    spines: TierInput
+    leaves: TierInput
+    superspines: TierInput | None
+    pods: int
+    """`pods.count`: 0 for a two-tier fabric."""
+    uplinks: UplinksInput
+    servers: ServersInput
+    addressing: AddressingInput | None
+    bgp: BgpInput
+    roce: RoceInput
+    max_oversubscription: float
+    cabling: CablingInput
+    services: ServicesInput
+    subnet_managers: tuple[SubnetManagerInput, ...]
+    routing: RoutingInput
+    guid_prefix: str
+    partitions: tuple[PartitionInput, ...]
+    qos: IbQosInput
+    default_partition: DefaultPartitionInput
+    opensm: OpensmInput
+    guids: Mapping[str, GuidPin]
+    models: Mapping[str, Any]
+    jobs: Mapping[str, Mapping[str, Any]]
+
+    @property
+    def routed(self) -> bool:
+        """RoCE: IP-routed, BGP, QoS; InfiniBand: the subnet manager routes."""
+        return self.fabric.transport == "roce"
+
+
+def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
+    """The typed view of `doc`, which must be schema-valid with `apply_defaults` applied."""
+    fabric, superspines = doc["fabric"], doc.get("superspines")
+    return Inputs(
+        source=source,
+        fabric=FabricInput(fabric["name"], fabric["description"], fabric["transport"]),
+        spines=_tier(doc["spines"], "spines"),
+        leaves=_tier(doc["leaves"], "leaves"),
+        superspines=_tier(superspines, "superspines") if superspines is not None else None,
+        pods=doc["pods"]["count"],
+        uplinks=_uplinks(doc["uplinks"]),
+        servers=_servers(doc["servers"]),
+        addressing=_addressing(doc["addressing"]) if "addressing" in doc else None,
+        bgp=_bgp(doc["bgp"]),
+        roce=_roce(doc["roce"]),
+        max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
+        cabling=_cabling(doc["cabling"]),
+        services=_services(doc["services"]),
+        subnet_managers=tuple(_subnet_manager(sm, i) for i, sm in enumerate(doc.get("subnet_managers", []))),
+        routing=RoutingInput(doc["routing"]["engine"], doc["routing"]["lmc"], doc["routing"]["no_fallback"]),
+        guid_prefix=doc["guid_prefix"],
+        partitions=tuple(_partition(p, i) for i, p in enumerate(doc.get("partitions", []))),
+        qos=_ib_qos(doc["qos"]),
+        default_partition=DefaultPartitionInput(doc["default_partition"].get("membership"), doc["default_partition"]["ipoib"]),
+        opensm=_opensm(doc["opensm"]),
+        guids={name: GuidPin(pin["node"], tuple(pin.get("ports", []))) for name, pin in doc.get("guids", {}).items()},
+        models=doc.get("models", {}),
+        jobs=doc.get("jobs") or {},
+    )
+
+
+def default_subnet_manager(fabric: str) -> SubnetManagerInput:
+    """The one OpenSM host of an InfiniBand fabric without `subnet_managers:`, `<fabric>-sm1`,
+    with the schema's defaults (`priority`)."""
+    entry = apply_defaults({"subnet_managers": [{"host": f"{fabric}-sm1"}]})["subnet_managers"][0]
+    return _subnet_manager(entry, 0)
+
+
+def _tier(tier: Mapping[str, Any], key: str) -> TierInput:
+    return TierInput(
+        path=(key,),
+        count=tier.get("count") or 0,
+        model=tier["model"],
+        platform=tier.get("platform"),
+        name=tier["name"],
+        nodes=tuple(_node(node, (key, "nodes", i)) for i, node in enumerate(tier.get("nodes", []))),
+        per_spine=tier.get("per_spine"),
+        speed=tier.get("speed"),
+    )
+
+
+def _node(node: Mapping[str, Any], path: PathKey) -> NodePin:
+    get = node.get
+    return NodePin(
+        path,
+        node["index"],
+        get("name"),
+        get("model"),
+        get("platform"),
+        get("management"),
+        get("serial"),
+        get("guid"),
+        get("asn"),
+        get("loopback"),
+        get("pod"),
+        get("plane"),
+    )
+
+
+def _uplinks(uplinks: Mapping[str, Any]) -> UplinksInput:
+    return UplinksInput(uplinks["per_spine"], uplinks.get("speed"), uplinks.get("first_port"))
+
+
+def _servers(servers: Mapping[str, Any]) -> ServersInput:
+    return ServersInput(
+        per_leaf=servers["per_leaf"],
+        ports_per_server=servers["ports_per_server"],
+        speed=servers.get("speed"),
+        name=servers["name"],
+        vlan=servers["vlan"],
+        attachment=servers["attachment"],
+        rails=servers.get("rails"),
+        nic=servers["nic"],
+    )
+
+
+def _addressing(addressing: Mapping[str, Any]) -> AddressingInput:
+    get = addressing.get
+    return AddressingInput(
+        addressing["loopbacks"],
+        addressing["fabric"],
+        get("servers"),
+        addressing["server_mode"],
+        get("management"),
+        get("management_gateway"),
+    )
+
+
+def _bgp(bgp: Mapping[str, Any]) -> BgpInput:
+    return BgpInput(
+        spine_asn=bgp["spine_asn"],
+        leaf_asn=bgp["leaf_asn"],
+        superspine_asn=bgp["superspine_asn"],
+        maximum_paths=bgp.get("maximum_paths"),
+        bfd=bool(bgp["bfd"]),
+        bfd_interval_ms=bgp["bfd_interval_ms"],
+        bfd_multiplier=bgp["bfd_multiplier"],
+        aggregate_server_prefixes=bool(bgp.get("aggregate_server_prefixes")),
+    )
+
+
+def _roce(roce: Mapping[str, Any]) -> RoceInput:
+    ecn, dog = roce["ecn"], roce["pfc_watchdog"]
+    return RoceInput(
+        no_drop_priority=roce["no_drop_priority"],
+        dscp_data=roce["dscp"]["data"],
+        dscp_cnp=roce["dscp"]["cnp"],
+        cnp_traffic_class=roce.get("cnp_traffic_class"),
+        ecn=EcnInput(ecn["enabled"], ecn["min"], ecn["max"], ecn["probability"]),
+        pfc_watchdog=WatchdogInput(dog["enabled"], dog["timeout_ms"], dog["recovery_ms"], dog["polling_ms"]),
+        bandwidth_percent=roce["bandwidth_percent"],
+        mtu=roce.get("mtu"),
+    )
+
+
+def _cabling(cabling: Mapping[str, Any]) -> CablingInput:
+    overrides = tuple(
+        CableOverride(("cabling", "overrides", i), o["device"], o["interface"], o["length"])
+        for i, o in enumerate(cabling.get("overrides", []))
+    )
+    return CablingInput(dict(cabling["length"]), overrides)
+
+
+def _services(services: Mapping[str, Any]) -> ServicesInput:
+    return ServicesInput(
+        tuple(services.get("ntp", [])),
+        tuple(services.get("syslog", [])),
+        tuple(services.get("dns", [])),
+        services.get("domain"),
+        services.get("timezone"),
+    )
+
+
+def _subnet_manager(sm: Mapping[str, Any], position: int) -> SubnetManagerInput:
+    get = sm.get
+    return SubnetManagerInput(
+        ("subnet_managers", position),
+        sm["host"],
+        sm["priority"],
+        get("guid"),
+        get("management"),
+        get("node_guid"),
+        get("leaf"),
+        get("port"),
+    )
+
+
+def _partition(part: Mapping[str, Any], position: int) -> PartitionInput:
+    return PartitionInput(
+        path=("partitions", position),
+        name=part["name"],
+        pkey=part["pkey"],
+        members=tuple(part["members"]),
+        membership=part["membership"],
+        ipoib=part["ipoib"],
+        mtu=part["mtu"],
+        rate=part.get("rate"),
+        sl=part.get("sl"),
+    )
+
+
+def _ib_qos(qos: Mapping[str, Any]) -> IbQosInput:
+    sl2vl = qos.get("sl2vl")
+    return IbQosInput(
+        qos["enabled"], qos["max_vls"], tuple(sl2vl) if sl2vl else None, qos.get("vlarb_high"), qos.get("vlarb_low"), qos["high_limit"]
+    )
+
+
+def _opensm(opensm: Mapping[str, Any]) -> OpensmInput:
+    cc, ar = opensm["congestion_control"], opensm["adaptive_routing"]
+    return OpensmInput(
+        config_dir=opensm["config_dir"],
+        log_dir=opensm["log_dir"],
+        log_flags=opensm["log_flags"],
+        sweep_interval=opensm["sweep_interval"],
+        sminfo_polling_timeout=opensm["sminfo_polling_timeout"],
+        polling_retry_number=opensm["polling_retry_number"],
+        congestion_control=cc["enabled"],
+        cc_threshold=cc["threshold"],
+        cc_marking_rate=cc["marking_rate"],
+        sharp=opensm["sharp"]["enabled"],
+        adaptive_routing=ar["enabled"],
+        adaptive_routing_engine=ar["engine"],
+    )
+
+
+def _example() -> dict[str, Any]:
+    """A small defaulted inventory for the doctests."""
+    return apply_defaults(
+        {
+            "fabric": {"name": "f"},
+            "spines": {"count": 2, "model": "arista-7060dx5-64s"},
+            "leaves": {"count": 2, "model": "arista-7060dx5-64s", "nodes": [{"index": 1, "asn": 65555}]},
+            "addressing": {"loopbacks": "10.0.0.0/24", "fabric": "10.1.0.0/16"},
+        }
+    )

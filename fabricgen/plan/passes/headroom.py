@@ -1,0 +1,74 @@
+"""Pass: PFC buffer headroom of every lossless port, from its cable (docs/render.md, "PFC headroom").
+
+After a port sends PFC PAUSE it still receives what was on the wire and what the sender emits
+before it reacts; the ingress buffer must hold those bytes or the "lossless" class drops them.
+Per port and no-drop priority (Cisco PFC white paper c11-542809, IEEE 802.1Qbb):
+
+- two maximum frames: the one this port is sending when it decides to pause (the PAUSE waits for
+  it) and the one the peer is sending when the PAUSE arrives (it is finished);
+- the PFC frame itself;
+- the cable round trip: the PAUSE travels up the cable while data keeps coming down it;
+- the peer's response time: how long its MAC/PHY take to stop after receiving the PAUSE.
+
+The peer's response time is platform data (`pfc_response_ns` in data/platforms.yml); the cable's
+length, speed and MTU come from the plan's links. Runs after the cabling pass (overrides change
+lengths) and visits each cable once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+
+from fabricgen.model import Device, Link, Platform
+
+NS_PER_METRE = 5.13
+"""Signal delay in fibre: 513 ns per 100 m of single-mode fibre (Cisco white paper c11-542809;
+copper is faster at 476 ns per 100 m, so the fibre figure bounds both)."""
+FRAME_OVERHEAD = 18 + 20
+"""Bytes a maximum frame adds to the IP MTU: Ethernet header and FCS (18), preamble, start
+delimiter and inter-frame gap (20)."""
+PFC_FRAME = 64 + 20
+"""A PFC frame on the wire: a minimum-size frame plus preamble and gap."""
+
+
+def pfc_headroom_bytes(length_m: float, speed_gbps: int, mtu: int, response_ns: int) -> int:
+    """Bytes a port must still accept after it sends PAUSE, rounded up.
+
+    400G over 100 m at MTU 9214 with a 1,160 ns response: 2 x 9,252 + 84 bytes of frames,
+    100 m x 2 x 5.13 ns x 50 bytes/ns = 51,300 bytes on the cable, 1,160 ns x 50 = 58,000
+    bytes while the peer reacts:
+
+    >>> pfc_headroom_bytes(100, 400, 9214, 1160)
+    127888
+    >>> pfc_headroom_bytes(3, 400, 9214, 1160) < pfc_headroom_bytes(150, 400, 9214, 1160)
+    True
+    """
+    bytes_per_ns = speed_gbps / 8
+    frames = 2 * (mtu + FRAME_OVERHEAD) + PFC_FRAME
+    cable = 2 * length_m * NS_PER_METRE * bytes_per_ns
+    response = response_ns * bytes_per_ns
+    return math.ceil(frames + cable + response)
+
+
+def with_headroom(devices: Sequence[Device], links: Iterable[Link], platforms: Mapping[str, Platform]) -> tuple[Device, ...]:
+    """Devices whose RoCE ports carry `pfc_headroom_bytes`; each port's figure uses the response
+    time of the platform at the other end of its cable (the one that keeps sending), or its own
+    platform's when the other end is a server."""
+    platform_of = {d.name: d.platform for d in devices}
+    headroom: dict[tuple[str, str], int] = {}
+    for link in links:
+        for near, far in ((link.a, link.z), (link.z, link.a)):
+            if near.device not in platform_of:
+                continue
+            sender = platforms[platform_of.get(far.device, platform_of[near.device])]
+            headroom[(near.device, near.interface)] = pfc_headroom_bytes(link.length_m, link.speed, link.mtu, sender.pfc_response_ns)
+    result = []
+    for device in devices:
+        interfaces = tuple(
+            replace(i, pfc_headroom_bytes=headroom[(device.name, i.name)]) if i.roce and (device.name, i.name) in headroom else i
+            for i in device.interfaces
+        )
+        result.append(replace(device, interfaces=interfaces) if interfaces != device.interfaces else device)
+    return tuple(result)
