@@ -130,6 +130,8 @@ def test_mtu_mismatch_fails_mtu_naming_the_link(pod1: tuple[Plan, Lab]) -> None:
     topology = lab_topology(plan)
     spine = topology.switch("pod1-spine01")
     port = next(p for p in spine.ports if p.peer_node == "pod1-leaf01")
+    converged = poll(lambda: check_mtu(lab, topology), timeout=60)  # routes back after earlier sabotage
+    assert converged.passed, _failures(converged)
     lab.set_mtu(spine.name, port.kernel, 9000)
     try:
         check = check_mtu(lab, topology)
