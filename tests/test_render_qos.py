@@ -11,6 +11,7 @@ import re
 import pytest
 from hier_config import HConfig, HConfigChild, Platform, get_hconfig
 
+from fabricgen.catalog import platforms
 from fabricgen.model import Device, Plan, RocePolicy
 from tests.render_cases import device_configs, inventory_ids, rendered
 
@@ -76,7 +77,11 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
     # Besides the thresholds only the ECN mark counter (tests/test_render_semantics.py).
     assert not any(line.startswith("random-detect") for line in data_queue - {ecn, "random-detect ecn count"})
     assert ("random-detect ecn count" in data_queue) == roce.ecn_enabled
-    assert f"bandwidth percent {roce.bandwidth_percent}" in data_queue
+    # Default traffic (DSCP 0) is EOS's traffic class best_effort_tc (platform data); a policy that
+    # puts RoCE on that class shares one queue with it, which then holds both round-robin shares.
+    best_effort = int(platforms()["eos"].qos.get("best_effort_tc", 0))
+    share = 100 if prio == best_effort else roce.bandwidth_percent
+    assert f"bandwidth percent {share}" in data_queue
     assert "priority strict" in _lines(_child(profile, f"{keyword} {cnp}"))
     for interface in device.interfaces:
         lines = _lines(_child(config, f"interface {interface.name}"))
