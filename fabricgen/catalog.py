@@ -48,6 +48,7 @@ def _model(name: str, entry: dict[str, Any]) -> Model:
         breakouts=dict(sorted(breakouts.items())),
         platforms=tuple(entry["platforms"]),
         queue_family=str(entry.get("queue_family", "trident")),
+        dynamic_load_balancing=bool(entry.get("dynamic_load_balancing", False)),
         lane_rate=int(entry.get("lane_rate", 0)),
         twin_port=bool(entry.get("twin_port", False)),
         netbox={str(k): str(v) for k, v in entry.get("netbox", {}).items() if k != "interface_types"},
@@ -90,5 +91,5 @@ def models_for(inventory_models: dict[str, Any]) -> dict[str, Model]:
 def platforms() -> dict[str, Platform]:
     result = {}
     for name, entry in sorted(_read_data("platforms.yml")["platforms"].items()):
-        result[name] = Platform(name=name, **entry)
+        result[name] = Platform(name=name, **{**entry, "config_sections": tuple(entry.get("config_sections", ()))})
     return result

@@ -16,6 +16,7 @@ import netaddr
 
 from fabricgen.allocate import ip_int
 from fabricgen.catalog import platforms
+from fabricgen.checks_forwarding import check_load_balancing, check_traffic_classes
 from fabricgen.checks_mtu import check_mtu
 from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
@@ -569,6 +570,8 @@ CHECKS: tuple[Check, ...] = (
     check_names,
     check_oversubscription,
     check_roce,
+    check_traffic_classes,
+    check_load_balancing,
     check_mtu,
     check_asns,
     check_infiniband,

@@ -25,6 +25,8 @@ class Model:
     breakouts: dict[int, int]
     platforms: tuple[str, ...]
     queue_family: str = "trident"
+    dynamic_load_balancing: bool = False
+    """The model does dynamic (flowlet) ECMP load balancing with a command fabricgen renders."""
     lane_rate: int = 0
     """Gb/s per electrical lane at the native speed (0: speed / lanes)."""
     twin_port: bool = False
@@ -93,8 +95,16 @@ class Platform:
     """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
     pfc_response_ns: int = 0
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
-    ecmp_hash_l4: str = ""
-    """Arguments of the OS's ECMP hash command that make it include L4 ports; empty: not rendered."""
+    ecmp_hash: dict[str, str] = field(default_factory=dict)
+    """ECMP hash command that includes the L4 ports (RoCEv2 entropy is the UDP source port), per
+    silicon family (catalog `queue_family`, `default` for every model); none: not rendered."""
+    dcbx_command: str = ""
+    """Per-port DCBX command of RoCE host ports when `roce.dcbx` is on; empty: the OS has none."""
+    dlb_modes: dict[str, str] = field(default_factory=dict)
+    """Dynamic load balancing mode keyword per `roce.load_balancing` value the OS supports."""
+    config_sections: tuple[str, ...] = ()
+    """Top-level config sections (templates `<platform>/<section>.j2`) in the order the OS prints
+    `show running-config`, so a diff against a device shows no reordering."""
 
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
@@ -127,6 +137,8 @@ class Interface:
     pfc_headroom_bytes: int = 0
     """PFC headroom this RoCE port needs for its no-drop priority, from its cable's length, speed and
     MTU and the peer's response time (plan/passes/headroom.py); 0 on other ports."""
+    dcbx: bool = False
+    """A RoCE host port that runs IEEE DCBX (`roce.dcbx`, where the platform has a per-port command)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +214,12 @@ class Device:
     plane: int = 0
     """Super-spine plane: a super-spine's own plane, a spine's plane (its index) in a three-tier
     fabric, 0 otherwise. `pod` is 1 in a two-tier fabric and 0 for super-spines."""
+    ecmp_hash: str = ""
+    """The ECMP hash command line (with L4 ports) for this model's silicon; empty: default hash."""
+    dlb_mode: str = ""
+    """Dynamic load balancing mode keyword (NX-OS `flowlet`); empty: hash-based ECMP only."""
+    dlb_interfaces: tuple[str, ...] = ()
+    """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +353,10 @@ class RocePolicy:
     """ECN thresholds as the switches take them: `150 kbytes` (1 KB = 1000 bytes) or `N bytes`."""
     ecn_max: str = ""
     profiles: dict[str, QosProfile] = field(default_factory=dict)
+    dcbx: bool = False
+    """RoCE host ports run IEEE DCBX (`roce.dcbx`), advertising PFC/ETS to the NICs."""
+    load_balancing: str = "hash"
+    """ECMP across the fabric: `hash` (5-tuple, UDP source port included) or `flowlet` (dynamic)."""
 
     @property
     def host_tos(self) -> int:

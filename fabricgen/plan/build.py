@@ -34,6 +34,7 @@ from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
 from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.headroom import with_headroom
+from fabricgen.plan.passes.forwarding import with_forwarding
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
@@ -115,6 +116,7 @@ def _build_plan(inputs: Inputs) -> Plan:
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
     devices = _bgp_intent(devices, addressing) if routed else devices
+    devices = with_forwarding(devices, roce, catalog, all_platforms) if roce else devices
     overrides = inputs.cabling.overrides
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     if routed:

@@ -150,6 +150,8 @@ class RoceInput:
     pfc_watchdog: WatchdogInput
     bandwidth_percent: int
     mtu: int | None
+    dcbx: bool = False
+    load_balancing: str = "hash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +408,8 @@ def _roce(roce: Mapping[str, Any]) -> RoceInput:
         pfc_watchdog=WatchdogInput(dog["enabled"], dog["timeout_ms"], dog["recovery_ms"], dog["polling_ms"]),
         bandwidth_percent=roce["bandwidth_percent"],
         mtu=roce.get("mtu"),
+        dcbx=bool(roce.get("dcbx", False)),
+        load_balancing=str(roce.get("load_balancing", "hash")),
     )
 
 

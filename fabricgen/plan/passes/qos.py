@@ -39,6 +39,8 @@ def roce_policy(roce: RoceInput, all_platforms: Mapping[str, Platform]) -> RoceP
         mtu={name: roce.mtu or p.mtu_default for name, p in roce_platforms.items()},
         ecn_min=_threshold(size_bytes(ecn.min)),
         ecn_max=_threshold(size_bytes(ecn.max)),
+        dcbx=roce.dcbx,
+        load_balancing=roce.load_balancing,
         profiles={
             name: _qos_profile(p, roce.no_drop_priority, cnp_tc if cnp_tc is not None else p.cnp_traffic_class_default, roce, ecn.enabled)
             for name, p in roce_platforms.items()
