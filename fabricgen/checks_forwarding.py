@@ -19,6 +19,8 @@ from fabricgen.loader import SourceMap
 from fabricgen.model import Plan
 from fabricgen.plan.inputs import Inputs
 
+TIER_NAMES = {"leaf": "leaves", "spine": "spines", "superspine": "super-spines"}
+
 
 def check_traffic_classes(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     """Default traffic must keep its own round-robin queue: made no-drop, every unmarked packet
@@ -42,7 +44,7 @@ def check_traffic_classes(plan: Plan, inputs: Inputs, source: SourceMap) -> Iter
                 ("roce", "cnp_traffic_class"),
                 f"CNP traffic class {default_tc} is the traffic class of default traffic (DSCP 0) on {platform.title}: "
                 "all unmarked traffic would run strict priority above RoCE",
-                hint=f"leave roce.cnp_traffic_class out (the platform default, {platform.cnp_traffic_class_default} here)",
+                hint=f"leave roce.cnp_traffic_class out: the default here is {platform.cnp_traffic_class_default}",
             )
 
 
@@ -74,7 +76,7 @@ def _dynamic_load_balancing(plan: Plan, mode: str, source: SourceMap) -> Iterabl
         model = models[name]
         if model.dynamic_load_balancing and mode in platforms()[platform].dlb_modes:
             continue
-        tiers = ", ".join(f"{role}s" for role in sorted(used_by))
+        tiers = ", ".join(TIER_NAMES.get(role, role) for role in sorted(used_by))
         yield source.diagnostic(
             ("roce", "load_balancing"),
             f"{mode} load balancing is not available on {name} ({model.description}; {tiers}): "

@@ -26,8 +26,10 @@ from tests.test_render_qos import _check_eos, _check_nxos
 
 @st.composite
 def policies(draw: st.DrawFn) -> dict[str, Any]:
-    priority = draw(st.integers(1, 7))
-    cnp_class = draw(st.integers(1, 7).filter(lambda tc: tc != priority))
+    # Never a platform's default-traffic class (validate refuses RoCE or CNP there).
+    default_classes = {int(p.qos.get("best_effort_tc", 0)) for p in platforms().values() if p.transport == "roce"}
+    priority = draw(st.integers(1, 7).filter(lambda tc: tc not in default_classes))
+    cnp_class = draw(st.integers(1, 7).filter(lambda tc: tc != priority and tc not in default_classes))
     data_dscp = draw(st.integers(0, 63))
     cnp_dscp = draw(st.integers(0, 63).filter(lambda d: d != data_dscp))
     low = draw(st.integers(1, 5000))

@@ -77,11 +77,10 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
     # Besides the thresholds only the ECN mark counter (tests/test_render_semantics.py).
     assert not any(line.startswith("random-detect") for line in data_queue - {ecn, "random-detect ecn count"})
     assert ("random-detect ecn count" in data_queue) == roce.ecn_enabled
-    # Default traffic (DSCP 0) is EOS's traffic class best_effort_tc (platform data); a policy that
-    # puts RoCE on that class shares one queue with it, which then holds both round-robin shares.
-    best_effort = int(platforms()["eos"].qos.get("best_effort_tc", 0))
-    share = 100 if prio == best_effort else roce.bandwidth_percent
-    assert f"bandwidth percent {share}" in data_queue
+    # RoCE never shares EOS's default-traffic class (DSCP 0 -> TC1): validate refuses that policy
+    # (fabricgen/checks_forwarding.py, tests/data/broken/no-drop-on-default-traffic-class.yml).
+    assert prio != int(platforms()["eos"].qos.get("best_effort_tc", 0))
+    assert f"bandwidth percent {roce.bandwidth_percent}" in data_queue
     assert "priority strict" in _lines(_child(profile, f"{keyword} {cnp}"))
     for interface in device.interfaces:
         lines = _lines(_child(config, f"interface {interface.name}"))

@@ -33,8 +33,8 @@ from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
 from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
-from fabricgen.plan.passes.headroom import with_headroom
 from fabricgen.plan.passes.forwarding import with_forwarding
+from fabricgen.plan.passes.headroom import with_headroom
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
