@@ -15,6 +15,7 @@ not read from fabricgen's platform data.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,7 @@ def test_sections_follow_the_running_config_order(inventory: str) -> None:
     for device, text in device_configs(inventory):
         order = EOS_ORDER if device.platform == "eos" else NXOS_ORDER
         ranks = [_rank(line, order) for line in _top_level(text)]
-        moved = [(a, b) for a, b in zip(ranks, ranks[1:], strict=False) if b < a]
+        moved = [(a, b) for a, b in pairwise(ranks) if b < a]
         assert not moved, f"{device.name}: {[(order[a], order[b]) for a, b in moved][:3]}"
 
 
