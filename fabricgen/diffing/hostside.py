@@ -32,6 +32,8 @@ POLICY_KEYS: tuple[tuple[str, Callable[[RocePolicy], object]], ...] = (
     ("roce.pfc_watchdog.polling_ms", lambda r: r.watchdog_polling_ms),
     ("roce.bandwidth_percent", lambda r: r.bandwidth_percent),
     ("roce.mtu", lambda r: ", ".join(f"{k} {v}" for k, v in sorted(r.mtu.items()))),
+    ("roce.dcbx", lambda r: r.dcbx),
+    ("roce.load_balancing", lambda r: r.load_balancing),
 )
 """The plan's RoCE policy by the inventory key that sets it."""
 
