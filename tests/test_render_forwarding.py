@@ -76,10 +76,10 @@ NXOS_ORDER = [
     r"hostname ",
     r"feature ",
     r"bfd interval ",
-    r"ntp server ",
     r"class-map ",
     r"policy-map ",
     r"system qos",
+    r"ntp server ",
     r"ip load-sharing ",
     r"vlan \d",
     r"ip prefix-list ",
@@ -94,9 +94,10 @@ NXOS_ORDER = [
     r"router bgp ",
     r"logging server ",
 ]
-"""NX-OS `show running-config` order: hostname, features, then VLANs before route-maps and
-`vrf context`, SVIs before Ethernet ports, mgmt0 before loopback0, routing processes last (a
-public NX-OS 9.3(2) `show running-config`, docs/render.md "Section order")."""
+"""NX-OS `show running-config` order: hostname, features, QoS class/policy maps and `system qos`
+before NTP, VLANs before route-maps and `vrf context`, SVIs before Ethernet ports, mgmt0 before
+loopback0, routing processes last (public NX-OS 9.2-9.3 `show running-config` outputs,
+docs/render.md "What a device config contains")."""
 
 
 def _top_level(config: str) -> list[str]:
