@@ -174,7 +174,7 @@ def _clash_findings(
             ("addressing",),
             f"{len(found)} addresses ({address} to {found[-1][0]}) are used by more than one of {', '.join(devices)} "
             f"(and their servers), e.g. {address}: {', '.join(owners)}",
-            hint="their address blocks overlap: a pinned address, or a device whose model has more ports than the tier's",
+            hint="their address blocks overlap: a pinned address (a leaf's server block is sized for the largest leaf model of the tier)",
         )
     if len(overlaps) > MAX_LISTED:
         yield source.diagnostic(("addressing",), f"... and {len(overlaps) - MAX_LISTED} more sets of devices with overlapping addresses")

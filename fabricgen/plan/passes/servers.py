@@ -124,12 +124,13 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     rail_servers: dict[str, _RailServer] = {}
     links: list[Link] = []
     sides: dict[str, LeafSide] = {}
+    block = server_block(leaves, spec.speed, pools.server_mode)
     for leaf in leaves:
         unit, rail = unit_and_rail(leaf.index, spec.rails)
         first = unit_first[(leaf.pod, unit)] if rail else leaf
         nics = [nic for nic in range(1, spec.ports_per_server + 1) if not rail or (nic - 1) % spec.rails + 1 == rail]
         side = sides[leaf.name] = LeafSide(nics_per_server=len(nics))
-        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu, guids, side, links, tally)
+        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, block, mtu, guids, side, links, tally)
         for server in leaf_servers:
             if not rail:
                 servers.append(server)
@@ -145,6 +146,15 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     return Attached(tuple(servers), tuple(links), sides, tally)
 
 
+def server_block(leaves: Sequence[TierNode], speed: int, mode: str) -> int:
+    """Addresses every leaf's slot in the server pool holds: sized for the largest leaf model of
+    the tier, so a leaf pinned to a bigger model than the tier's own cannot run into the next
+    leaf's block; with one model in the tier it is that model's size, and adding a leaf of a
+    model already present moves nothing."""
+    largest = max((leaf.model.ports * (leaf.model.logical_ports(speed) or 1) for leaf in leaves), default=1)
+    return allocate.server_block_size(largest, mode)
+
+
 # long: one loop over (server, NIC) on purpose, see the docstring (planning time at 5,000 switches).
 def _leaf_servers(
     leaf: TierNode,
@@ -155,6 +165,7 @@ def _leaf_servers(
     spec: Attachment,
     layout: Layout,
     pools: Pools,
+    block: int,
     mtu: int,
     guids: ServerGuids,
     side: LeafSide,
@@ -167,7 +178,6 @@ def _leaf_servers(
     per_cage = leaf.model.logical_ports(spec.speed) or 1
     leaf_number = layout.leaf_number(leaf.pod, leaf.index)
     mode = pools.server_mode
-    block = allocate.server_block_size(leaf.model.ports * per_cage, mode)
     leaf_block = pools.servers + (leaf_number - 1) * block
     subnet_len = 32 - (block.bit_length() - 1)
     addressed = pools.has_servers and spec.routed
