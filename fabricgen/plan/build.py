@@ -97,7 +97,7 @@ def _build_plan(inputs: Inputs) -> Plan:
     addresses, device_tally = address_devices(tiers.everything, layout, pools, inputs.bgp, routed)
     lengths = inputs.cabling.length
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, inputs.uplinks, per_superspine, routed)
-    nic = nic_model_of(inputs.servers, source)
+    nic = nic_model_of(inputs.servers, source, speeds.server if inputs.servers.per_leaf else 0)
     attachment = attachment_of(inputs.servers, inputs.fabric.name, length_m(lengths["server-leaf"]), speeds.server, routed, routed)
     host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
     attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(inputs))

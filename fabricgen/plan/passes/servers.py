@@ -94,13 +94,40 @@ def attachment_of(servers: ServersInput, fabric: str, length_m: float, speed: in
     )
 
 
-def nic_model_of(servers: ServersInput, source: SourceMap) -> NicModel:
-    """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown."""
+def nic_model_of(servers: ServersInput, source: SourceMap, speed: int = 0) -> NicModel:
+    """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown, or
+    when its cage cannot make the servers' `speed` (a 400G-native NIC asked for 800G would get a
+    module no vendor makes), at `servers.speed` (or `servers.nic` when the speed is the leaf's)."""
     known = nic_models()
     name = servers.nic
     if name not in known:
         raise FabricError([source.diagnostic(("servers", "nic"), f"unknown NIC model '{name}'", hint=f"known: {', '.join(sorted(known))}")])
-    return known[name]
+    nic = known[name]
+    if speed > nic.speed:
+        faster = sorted(n.name for n in known.values() if n.speed >= speed)
+        key = ("servers", "speed") if servers.speed is not None else ("servers", "nic")
+        raise FabricError(
+            [
+                source.diagnostic(
+                    key,
+                    f"NIC model {name} ({nic.form_factor}, {nic.lanes} x {nic.lane_rate}G lanes) runs at most {nic.speed}G "
+                    f"({nic_speeds(nic)}), not the {speed}G of the server ports",
+                    hint=f"set servers.speed to {nic.speed}G or less"
+                    + (f", or name a NIC model that runs {speed}G in servers.nic: {', '.join(faster)}" if faster else ""),
+                )
+            ]
+        )
+    return nic
+
+
+def nic_speeds(nic: NicModel) -> str:
+    """The speeds a NIC model's cage makes: its native speed and, halving, on fewer lanes.
+
+    >>> nic_speeds(nic_models()["nvidia-connectx-7-osfp"])
+    '400G, 200G, 100G'
+    """
+    speeds = [nic.speed // 2**i for i in range(max(nic.lanes.bit_length(), 1))]
+    return ", ".join(f"{s}G" for s in speeds if s)
 
 
 def unit_and_rail(index: int, rails: int) -> tuple[int, int]:
