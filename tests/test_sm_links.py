@@ -18,6 +18,7 @@ from fabricgen.analyze.planview import fabric_of
 from fabricgen.artifacts.bom import bom
 from fabricgen.artifacts.cabling import cabling
 from fabricgen.context import RenderContext
+from fabricgen.infiniband.verify import _planned_links
 from fabricgen.model import SM_LINK, Plan
 from fabricgen.pipeline import load_and_plan
 from tests.conftest import EXAMPLES
@@ -117,3 +118,17 @@ def test_analyze_does_not_count_sm_cables_as_gpu_bandwidth(name: str) -> None:
     assert float(fabric.server_nic_gbps.sum()) == servers * doc["servers"]["ports_per_server"] * speed
     switch_links = sum(1 for link in plan.links if link.kind in ("leaf-spine", "spine-superspine"))
     assert len(fabric.link_gbps) == 2 * switch_links
+
+
+@pytest.mark.parametrize(("name", "ib_port"), [("ib-hdr", 20), ("ib-ndr", 33)])
+def test_ib_verify_expects_the_sm_hosts_cables(name: str, ib_port: int) -> None:
+    """`ib verify` compares ibnetdiscover's links with the planned ones: each SM host's HCA port 1
+    to its leaf's InfiniBand port (ib-hdr: QM8790 cage 20 is port 20; ib-ndr: QM9700 twin-port cage
+    17 holds ports 33 and 34, the SM host on the first)."""
+    doc = _inventory(name)
+    plan = load_and_plan(EXAMPLES / name).plan
+    name_of, planned = _planned_links(plan)
+    for sm in doc["subnet_managers"]:
+        assert tuple(sorted(((sm["host"], 1), (sm["leaf"], ib_port)))) in planned
+        assert sm["host"] in name_of.values()
+    assert len(planned) == len(plan.links)
