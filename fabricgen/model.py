@@ -106,7 +106,8 @@ class Platform:
 @dataclass(frozen=True, slots=True)
 class Interface:
     """A configured port of a device. `role`: uplink, downlink (to a lower tier), server (routed
-    /31), server-l2 (access port in the leaf's server VLAN), svi (the server VLAN's gateway)."""
+    /31), server-l2 (access port in the leaf's server VLAN), svi (the server VLAN's gateway), sm
+    (an InfiniBand leaf's port to a dedicated subnet-manager host)."""
 
     name: str
     port: int
