@@ -121,7 +121,7 @@ def _build_plan(inputs: Inputs) -> Plan:
     if routed:
         devices = with_headroom(devices, links, all_platforms)
     devices, infiniband, warnings, sm_links = _infiniband(inputs, devices, attached, catalog, all_platforms, speeds.server)
-    links = [*links, *sm_links]
+    links.extend(sm_links)
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
     hosts = infiniband.subnet_managers if infiniband else ()
     media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
