@@ -138,3 +138,18 @@ def test_a_nic_at_its_native_speed_or_below_is_accepted(tmp_path: Path) -> None:
     doc = fabric(servers={"speed": "200G", "nic": "nvidia-connectx-6-qsfp56"})
     plan = load_and_plan(write(tmp_path, doc)).plan
     assert {n.speed for s in plan.servers for n in s.nics} == {200}
+
+
+def test_a_leaf_speed_above_the_nic_is_refused_at_servers_nic(tmp_path: Path) -> None:
+    """No `servers.speed`: the servers run the leaf's native speed (a 7060X6-64PE: 800G), which a
+    ConnectX-7 (400G) cannot; the finding points at `servers.nic`, the key to change."""
+    doc = fabric(leaves={"model": "arista-7060x6-64pe"}, spines={"model": "arista-7060x6-64pe"}, servers={"nic": "nvidia-connectx-7-osfp"})
+    doc["servers"].pop("speed")
+    doc["uplinks"].pop("speed")
+    path = write(tmp_path, doc)
+    with pytest.raises(FabricError) as caught:
+        load_and_plan(path)
+    text = caught.value.diagnostics[0].format()
+    line = _line_of(path.read_text(encoding="utf-8"), "nic", "servers")
+    assert text.startswith(f"{path}:{line}:") and "servers.nic: NIC model nvidia-connectx-7-osfp" in text, text
+    assert "not the 800G of the server ports" in text
