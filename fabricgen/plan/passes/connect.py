@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from fabricgen import allocate
 from fabricgen.allocate import PoolTally, ipv4
-from fabricgen.model import BgpNeighbor, Endpoint, Interface, Link
+from fabricgen.model import Endpoint, Link
 from fabricgen.plan.passes.expand import TierNode
+from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +44,11 @@ class Stage:
 
 @dataclass(slots=True)
 class Ends:
-    """What one device collects from the cables of a stage, in cable order."""
+    """What one device collects from the cables of a stage, in cable order (drafts: the device
+    pass builds the final interfaces and neighbors)."""
 
-    interfaces: list[Interface] = field(default_factory=list)
-    neighbors: list[BgpNeighbor] = field(default_factory=list)
+    interfaces: list[PortDraft] = field(default_factory=list)
+    neighbors: list[NeighborDraft] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +110,8 @@ def connect(
                 low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, link_mtu, stage))
                 up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, link_mtu, stage))
                 if stage.routed:
-                    low_ends.neighbors.append(BgpNeighbor(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
-                    up_ends.neighbors.append(BgpNeighbor(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
+                    low_ends.neighbors.append(NeighborDraft(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
+                    up_ends.neighbors.append(NeighborDraft(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
                 links.append(
                     Link(
                         kind=stage.kind,
@@ -126,19 +128,6 @@ def connect(
     return Wiring(tuple(links), ends, tally)
 
 
-def _port(name: str, cage: int, sub: int, role: str, address: str, peer: str, peer_if: str, mtu: int, stage: Stage) -> Interface:
+def _port(name: str, cage: int, sub: int, role: str, address: str, peer: str, peer_if: str, mtu: int, stage: Stage) -> PortDraft:
     """One end of a fabric cable: a routed /31 (the address is printed only when routed)."""
-    return Interface(
-        name=name,
-        port=cage,
-        sub=sub,
-        speed=stage.speed,
-        role=role,
-        address=address,
-        prefix_length=31,
-        peer_device=peer,
-        peer_interface=peer_if,
-        description=f"{peer} {peer_if}",
-        mtu=mtu,
-        roce=stage.roce,
-    )
+    return PortDraft(name, cage, sub, stage.speed, role, address, 31, peer, peer_if, f"{peer} {peer_if}", mtu, stage.roce)

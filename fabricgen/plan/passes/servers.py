@@ -21,10 +21,11 @@ from fabricgen.allocate import Layout, PoolTally, ipv4
 from fabricgen.catalog import nic_models
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
-from fabricgen.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
+from fabricgen.model import Endpoint, Link, NicModel, Server, ServerNic
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
+from fabricgen.plan.passes.ports import PortDraft
 
 ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
@@ -54,7 +55,7 @@ class LeafSide:
     """What one leaf gets from the servers: its server ports (and SVI), the server prefix it
     announces, and the NICs per server it serves (for oversubscription)."""
 
-    interfaces: list[Interface] = field(default_factory=list)
+    interfaces: list[PortDraft] = field(default_factory=list)
     advertised: list[str] = field(default_factory=list)
     nics_per_server: int = 0
 
@@ -199,7 +200,7 @@ def _leaf_servers(
                 ServerNic(nic, leaf.name, leaf_if, spec.speed, address, gateway, length, port_guids[nic - 1] if port_guids else "", rail)
             )
             side.interfaces.append(
-                Interface(
+                PortDraft(
                     name=leaf_if,
                     port=cage,
                     sub=sub,
@@ -232,7 +233,7 @@ def _leaf_servers(
         result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if mode == "subnet" and addressed and spec.per_leaf:
         side.interfaces.append(
-            Interface(
+            PortDraft(
                 name=leaf.platform.svi_interface.format(vlan=spec.vlan),
                 port=0,
                 sub=spec.vlan,
