@@ -162,6 +162,7 @@ class Ends:
         nic_by_name: dict[str, NicModel] = {n.name: n for n in nics}
         self.server_nic = {s.name: nic_by_name[s.nic_model] for s in servers if s.nic_model in nic_by_name}
         self._server_facts: dict[tuple[str, int, rules.End], rules.End] = {}
+        self._switch_facts: dict[tuple[str, int, int], rules.End] = {}
 
     def switch(self, device: str, port: int, interface: str, speed: int) -> End:
         model, breakouts = self.switches[device]
@@ -172,10 +173,16 @@ class Ends:
         return End(device, port, interface, model.form_factor, module_speed, shared, rate, sub)
 
     def switch_facts(self, device: str, port: int, speed: int) -> rules.End:
-        """What the rule sees of a switch end: `switch(...).facts` without building the End."""
+        """What the rule sees of a switch end: `switch(...).facts` without building the End, once
+        per (model, links sharing the cage, speed)."""
         model, breakouts = self.switches[device]
         shared = breakouts.get(port, 1)
-        return rules.End(model.form_factor, speed * shared // max(model.lanes, 1), model.cage_speed if shared > 1 else speed, shared)
+        key = (model.name, shared, speed)
+        facts = self._switch_facts.get(key)
+        if facts is None:
+            rate = speed * shared // max(model.lanes, 1)
+            facts = self._switch_facts[key] = rules.End(model.form_factor, rate, model.cage_speed if shared > 1 else speed, shared)
+        return facts
 
     def facts_of(self, link: Link) -> tuple[rules.End, rules.End]:
         """Both ends' rule facts, `(a.facts, z.facts)` of `of(link)`, at a fraction of the cost:
