@@ -137,6 +137,11 @@ class PoolTally:
         self.used[name] = self.used.get(name, 0) + count
         self.needed[name] = max(self.needed.get(name, 0), offset + count)
 
+    def take_many(self, name: str, count: int, end: int) -> None:
+        """`count` addresses taken at once, the highest offset among them `end - 1`."""
+        self.used[name] = self.used.get(name, 0) + count
+        self.needed[name] = max(self.needed.get(name, 0), end)
+
     @classmethod
     def merge(cls, tallies: Iterable[PoolTally]) -> PoolTally:
         total = cls()

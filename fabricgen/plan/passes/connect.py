@@ -19,7 +19,7 @@ from fabricgen import allocate
 from fabricgen.allocate import PoolTally, ipv4
 from fabricgen.model import Endpoint, Link
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
+from fabricgen.plan.passes.ports import NeighborDraft, PortDraft, SlotsByKind, port_slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,19 +78,21 @@ def connect(
 
     `position(lower device)` places its downlinks on the upper device; `asn` and `mtu` give
     every device's ASN (by name) and MTU (by platform name)."""
-    tally = PoolTally()
     ends: dict[str, Ends] = {}
     links: list[Link] = []
+    kinds: SlotsByKind = {}
+    highest = 0
     for low in lower:
         above = uppers(low)
         if not above:
             continue
         per_cage_up = low.model.logical_ports(stage.speed)
         first_up = stage.first_port or low.model.ports - allocate.cages_for(stage.uplink_slots, per_cage_up) + 1
+        low_ports = port_slots(kinds, low, per_cage_up, first_up)
         low_ends = ends.setdefault(low.name, Ends())
         low_mtu, low_asn, low_slot = mtu[low.platform.name], asn[low.name], (position(low) - 1) * stage.per_pair - 1
         for up in above:
-            per_cage_down = up.model.logical_ports(stage.speed)
+            up_ports = port_slots(kinds, up, up.model.logical_ports(stage.speed), 1)
             up_ends = ends.setdefault(up.name, Ends())
             up_asn, up_slot = asn[up.name], (up.index - 1) * stage.per_pair - 1
             # Both ends of a cable run the largest MTU both platforms support (EOS 9214 against
@@ -101,12 +103,10 @@ def connect(
             low_group = up.platform.names[f"peer_group_{low.role}"] if stage.routed else ""
             for link_no in range(1, stage.per_pair + 1):
                 subnet = offset(low, up, link_no)
-                tally.take("fabric", subnet, 2)
+                highest = max(highest, subnet + 2)
                 up_addr, low_addr = ipv4(stage.fabric_base + subnet), ipv4(stage.fabric_base + subnet + 1)
-                low_cage, low_sub = allocate.split_slot(up_slot + link_no, per_cage_up, first_up)
-                up_cage, up_sub = allocate.split_slot(low_slot + link_no, per_cage_down, 1)
-                low_if = low.platform.port_name(low_cage, low_sub, per_cage_up, low.model.lanes)
-                up_if = up.platform.port_name(up_cage, up_sub, per_cage_down, up.model.lanes)
+                low_cage, low_sub, low_if = low_ports[up_slot + link_no]
+                up_cage, up_sub, up_if = up_ports[low_slot + link_no]
                 low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, link_mtu, stage))
                 up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, link_mtu, stage))
                 if stage.routed:
@@ -125,6 +125,9 @@ def connect(
                         mtu=link_mtu,
                     )
                 )
+    tally = PoolTally()
+    if links:
+        tally.take_many("fabric", 2 * len(links), highest)
     return Wiring(tuple(links), ends, tally)
 
 

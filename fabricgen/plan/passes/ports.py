@@ -8,6 +8,8 @@ named tuples: a 5,000-switch fabric has about a million of them, and building ea
 object once instead of rebuilding it per pass halved the planning time (measured with
 cProfile).
 
+`PortSlots` names the ports of a kind of device once, for all devices of that kind.
+
 Their fields are the leading fields of `Interface` and `BgpNeighbor`, in order, so assembly
 appends the rest: `Interface(*draft, speed_setting, headroom)`.
 """
@@ -15,6 +17,9 @@ appends the rest: `Interface(*draft, speed_setting, headroom)`.
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from fabricgen import allocate
+from fabricgen.plan.passes.expand import TierNode
 
 
 class PortDraft(NamedTuple):
@@ -44,3 +49,35 @@ class NeighborDraft(NamedTuple):
     peer_interface: str
     peer_group: str
     description: str
+
+
+Port = tuple[int, int, str]
+"""(cage, sub-port, interface name) of one logical slot of a device."""
+
+
+class PortSlots(dict[int, Port]):
+    """The port of each logical slot (0-based) of one kind of device (platform, model, cage
+    split, first cage), named on first use: every device of that kind shares it, so a
+    5,000-switch fabric names a million ports from a few hundred distinct slots."""
+
+    def __init__(self, node: TierNode, per_cage: int, first: int) -> None:
+        super().__init__()
+        self.node, self.per_cage, self.first = node, per_cage, first
+
+    def __missing__(self, slot: int) -> Port:
+        cage, sub = allocate.split_slot(slot, self.per_cage, self.first)
+        port = self[slot] = (cage, sub, self.node.platform.port_name(cage, sub, self.per_cage, self.node.model.lanes))
+        return port
+
+
+SlotsByKind = dict[tuple[str, str, int, int], PortSlots]
+"""PortSlots by (platform, model, logical ports per cage, first cage)."""
+
+
+def port_slots(known: SlotsByKind, node: TierNode, per_cage: int, first: int) -> PortSlots:
+    """The slots of `node`'s kind of device, shared through `known`."""
+    key = (node.platform.name, node.model.name, per_cage, first)
+    slots = known.get(key)
+    if slots is None:
+        slots = known[key] = PortSlots(node, per_cage, first)
+    return slots

@@ -25,7 +25,7 @@ from fabricgen.model import Endpoint, Link, NicModel, Server, ServerNic
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import PortDraft
+from fabricgen.plan.passes.ports import PortDraft, SlotsByKind, port_slots
 
 ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
@@ -125,12 +125,13 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     rail_servers: dict[str, _RailServer] = {}
     links: list[Link] = []
     sides: dict[str, LeafSide] = {}
+    kinds: SlotsByKind = {}
     for leaf in leaves:
         unit, rail = unit_and_rail(leaf.index, spec.rails)
         first = unit_first[(leaf.pod, unit)] if rail else leaf
         nics = [nic for nic in range(1, spec.ports_per_server + 1) if not rail or (nic - 1) % spec.rails + 1 == rail]
         side = sides[leaf.name] = LeafSide(nics_per_server=len(nics))
-        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu, guids, side, links, tally)
+        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu, guids, side, links, tally, kinds)
         for server in leaf_servers:
             if not rail:
                 servers.append(server)
@@ -161,11 +162,13 @@ def _leaf_servers(
     side: LeafSide,
     links: list[Link],
     tally: PoolTally,
+    kinds: SlotsByKind,
 ) -> list[Server]:
     """The servers (this leaf's NICs of them) on one leaf; appends the leaf's ports to `side`
     and the cables to `links`. Kept as one loop over (server, NIC): at 5,000 switches it runs
     for every GPU port, and every layer of calls shows in the planning time."""
     per_cage = leaf.model.logical_ports(spec.speed) or 1
+    ports = port_slots(kinds, leaf, per_cage, 1)
     leaf_number = layout.leaf_number(leaf.pod, leaf.index)
     mode = pools.server_mode
     block = allocate.server_block_size(leaf.model.ports * per_cage, mode)
@@ -186,13 +189,11 @@ def _leaf_servers(
         node_guid, port_guids = guids(name, first_number, server_index)
         server_nics = []
         for nic in nics:
-            cage, sub = allocate.split_slot(slot, per_cage, 1)
-            leaf_if = leaf.platform.port_name(cage, sub, per_cage, leaf.model.lanes)
+            cage, sub, leaf_if = ports[slot]
             address = gateway = ""
             length = 31
             if addressed and mode == "p2p":
                 offset = (leaf_number - 1) * block + slot * 2
-                tally.take("servers", offset, 2)
                 gateway, address = ipv4(pools.servers + offset), ipv4(pools.servers + offset + 1)
             elif addressed:
                 gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
@@ -231,6 +232,8 @@ def _leaf_servers(
             )
             slot += 1
         result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
+    if addressed and mode == "p2p" and slot:
+        tally.take_many("servers", 2 * slot, (leaf_number - 1) * block + slot * 2)
     if mode == "subnet" and addressed and spec.per_leaf:
         side.interfaces.append(
             PortDraft(
