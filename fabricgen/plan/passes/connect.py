@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from fabricgen import allocate
 from fabricgen.allocate import PoolTally, ipv4
-from fabricgen.model import Endpoint, Link
+from fabricgen.model import Endpoint
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import NeighborDraft, PortDraft, SlotsByKind, port_slots
+from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortDraft, SlotsByKind, port_slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class Ends:
 class Wiring:
     """The result of one stage: its cables, every device's ends, the fabric pool it used."""
 
-    links: tuple[Link, ...]
+    links: tuple[LinkDraft, ...]
     ends: Mapping[str, Ends]
     tally: PoolTally
 
@@ -79,7 +79,7 @@ def connect(
     `position(lower device)` places its downlinks on the upper device; `asn` and `mtu` give
     every device's ASN (by name) and MTU (by platform name)."""
     ends: dict[str, Ends] = {}
-    links: list[Link] = []
+    links: list[LinkDraft] = []
     kinds: SlotsByKind = {}
     highest = 0
     for low in lower:
@@ -113,7 +113,7 @@ def connect(
                     low_ends.neighbors.append(NeighborDraft(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
                     up_ends.neighbors.append(NeighborDraft(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
                 links.append(
-                    Link(
+                    LinkDraft(
                         kind=stage.kind,
                         a=Endpoint(low.name, low_if, low_cage),
                         z=Endpoint(up.name, up_if, up_cage),

@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from fabricgen.model import Link, Platform
+from fabricgen.model import Platform
+from fabricgen.plan.passes.ports import AnyLink
 
 NS_PER_METRE = 5.13
 """Signal delay in fibre: 513 ns per 100 m of single-mode fibre (Cisco white paper c11-542809;
@@ -51,7 +52,9 @@ def pfc_headroom_bytes(length_m: float, speed_gbps: int, mtu: int, response_ns: 
     return math.ceil(frames + cable + response)
 
 
-def port_headroom(links: Iterable[Link], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]) -> dict[tuple[str, str], int]:
+def port_headroom(
+    links: Iterable[AnyLink], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]
+) -> dict[tuple[str, str], int]:
     """(switch, interface) -> the PFC headroom of that cable end; the device pass sets it on the
     end's interface when it carries RoCE. Each figure uses the response time of the platform at
     the other end of the cable (the one that keeps sending), or the end's own platform's when

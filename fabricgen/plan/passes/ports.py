@@ -10,8 +10,9 @@ cProfile).
 
 `PortSlots` names the ports of a kind of device once, for all devices of that kind.
 
-Their fields are the leading fields of `Interface` and `BgpNeighbor`, in order, so assembly
-appends the rest: `Interface(*draft, speed_setting, headroom)`.
+The port and neighbor drafts' fields are the leading fields of `Interface` and `BgpNeighbor`,
+in order, so assembly appends the rest: `Interface(*draft, speed_setting, headroom)`. Cables
+are drafted the same way until the media pass.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fabricgen import allocate
+from fabricgen.model import Endpoint, Link
 from fabricgen.plan.passes.expand import TierNode
 
 
@@ -49,6 +51,25 @@ class NeighborDraft(NamedTuple):
     peer_interface: str
     peer_group: str
     description: str
+
+
+class LinkDraft(NamedTuple):
+    """A `Link` before the media pass chooses its `media` (the same fields otherwise; the media
+    pass builds each `Link` once, with its media)."""
+
+    kind: str
+    a: Endpoint
+    z: Endpoint
+    speed: int
+    subnet: str
+    a_address: str
+    z_address: str
+    length_m: float
+    mtu: int = 0
+
+
+AnyLink = Link | LinkDraft
+"""A cable before or after the media pass (the passes that read cables take either)."""
 
 
 Port = tuple[int, int, str]

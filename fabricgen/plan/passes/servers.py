@@ -21,11 +21,11 @@ from fabricgen.allocate import Layout, PoolTally, ipv4
 from fabricgen.catalog import nic_models
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
-from fabricgen.model import Endpoint, Link, NicModel, Server, ServerNic
+from fabricgen.model import Endpoint, NicModel, Server, ServerNic
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import PortDraft, SlotsByKind, port_slots
+from fabricgen.plan.passes.ports import LinkDraft, PortDraft, SlotsByKind, port_slots
 
 ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
@@ -63,7 +63,7 @@ class LeafSide:
 @dataclass(frozen=True, slots=True)
 class Attached:
     servers: tuple[Server, ...]
-    links: tuple[Link, ...]
+    links: tuple[LinkDraft, ...]
     leaves: Mapping[str, LeafSide]
     tally: PoolTally
 
@@ -123,7 +123,7 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     tally = PoolTally()
     servers: list[Server] = []
     rail_servers: dict[str, _RailServer] = {}
-    links: list[Link] = []
+    links: list[LinkDraft] = []
     sides: dict[str, LeafSide] = {}
     kinds: SlotsByKind = {}
     for leaf in leaves:
@@ -160,7 +160,7 @@ def _leaf_servers(
     mtu: int,
     guids: ServerGuids,
     side: LeafSide,
-    links: list[Link],
+    links: list[LinkDraft],
     tally: PoolTally,
     kinds: SlotsByKind,
 ) -> list[Server]:
@@ -218,7 +218,7 @@ def _leaf_servers(
                 )
             )
             links.append(
-                Link(
+                LinkDraft(
                     kind="server-leaf",
                     a=Endpoint(name, f"nic{nic}", nic),
                     z=Endpoint(leaf.name, leaf_if, cage),
