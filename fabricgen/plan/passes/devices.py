@@ -102,11 +102,10 @@ _PORT_ORDER = operator.itemgetter(1, 2, 0)
 def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakout]:
     """Broken-out cages by port: the first interface of a cage whose speed splits it decides."""
     breakouts: dict[int, Breakout] = {}
+    split = {speed for speed, per_cage in node.model.breakouts.items() if per_cage > 1}
     for draft in drafts:
-        if draft.port and draft.port not in breakouts:
-            per_cage = node.model.logical_ports(draft.speed)
-            if per_cage > 1:
-                breakouts[draft.port] = Breakout(draft.port, per_cage, draft.speed)
+        if draft.speed in split and draft.port and draft.port not in breakouts:
+            breakouts[draft.port] = Breakout(draft.port, node.model.logical_ports(draft.speed), draft.speed)
     return breakouts
 
 
@@ -114,8 +113,16 @@ def _interfaces(drafts: Iterable[PortDraft], node: TierNode, breakouts: dict[int
     """Each draft as its final `Interface`: the platform's `speed` value of a front-panel port
     (platform data decides the format) and the PFC headroom of a RoCE port's cable."""
     name = node.name
+    whole: dict[int, str] = {}
+    """Settings of ports that are not broken out, by speed: a device has one or two."""
     for draft in drafts:
-        setting = _speed_setting(draft, node, breakouts.get(draft.port)) if draft.port else ""
+        setting = ""
+        if draft.port:
+            breakout = breakouts.get(draft.port)
+            if breakout is not None:
+                setting = _speed_setting(draft.speed, node, breakout)
+            else:
+                setting = whole.get(draft.speed) or whole.setdefault(draft.speed, _speed_setting(draft.speed, node, None))
         yield Interface(*draft, setting, headroom.get((name, draft.name), 0) if draft.roce else 0)
 
 
@@ -126,11 +133,11 @@ class InfinibandSwitch:
     prefix: str
 
 
-def _speed_setting(draft: PortDraft, node: TierNode, breakout: Breakout | None) -> str:
+def _speed_setting(speed: int, node: TierNode, breakout: Breakout | None) -> str:
     """What follows `speed` on the port's platform: a few distinct values, a million ports at scale."""
     pattern = node.platform.breakout_speed_format if breakout else node.platform.speed_format
     lanes = node.model.lanes // breakout.count if breakout else node.model.lanes
-    key = (pattern, draft.speed, max(lanes, 1))
+    key = (pattern, speed, max(lanes, 1))
     setting = _SPEED_SETTINGS.get(key)
     if setting is None:
         setting = _SPEED_SETTINGS[key] = pattern.format(speed=key[1], mbps=key[1] * 1000, lanes=key[2])

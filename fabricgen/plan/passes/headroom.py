@@ -60,14 +60,16 @@ def port_headroom(
     the other end of the cable (the one that keeps sending), or the end's own platform's when
     the other end is a server (`platform_of` names only switches). The figure depends on a few
     values that most cables share: it is computed once per distinct combination."""
+    response = {name: platforms[platform].pfc_response_ns for name, platform in platform_of.items()}
     figures: dict[tuple[float, int, int, int], int] = {}
     headroom: dict[tuple[str, str], int] = {}
     for link in links:
-        for near, far in ((link.a, link.z), (link.z, link.a)):
-            own = platform_of.get(near.device)
+        a, z = link.a, link.z
+        a_sends, z_sends = response.get(a.device), response.get(z.device)
+        for near, own, far in ((a, a_sends, z_sends), (z, z_sends, a_sends)):
             if own is None:
                 continue
-            key = (link.length_m, link.speed, link.mtu, platforms[platform_of.get(far.device, own)].pfc_response_ns)
+            key = (link.length_m, link.speed, link.mtu, own if far is None else far)
             figure = figures.get(key)
             if figure is None:
                 figure = figures[key] = pfc_headroom_bytes(*key)
