@@ -8,11 +8,10 @@ inventory key to change, e.g. a pinned `leaves.nodes[0].name`); they never modif
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-
-import netaddr
 
 from fabricgen.allocate import ip_int
 from fabricgen.catalog import platforms
@@ -49,10 +48,10 @@ def check_pools(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagn
                 f"pool {pool.prefix} is too small: the plan needs {pool.needed} addresses (slots for growth included), the pool has {pool.capacity}",
                 hint=f"use at least a /{max(32 - (pool.needed - 1).bit_length(), 0)}",
             )
-    prefixes = [(p.key, netaddr.IPNetwork(p.prefix)) for p in plan.pools]
+    prefixes = [(p.key, ipaddress.ip_interface(p.prefix)) for p in plan.pools]
     for i, (key_a, net_a) in enumerate(prefixes):
         for key_b, net_b in prefixes[i + 1 :]:
-            if net_a.first <= net_b.last and net_b.first <= net_a.last:
+            if net_a.network.overlaps(net_b.network):
                 yield source.diagnostic(tuple(key_b.split(".")), f"pool {net_b} overlaps {key_a} ({net_a})")
 
 
