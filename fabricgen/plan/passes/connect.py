@@ -81,7 +81,7 @@ def connect(
     ends: dict[str, Ends] = {}
     links: list[LinkDraft] = []
     kinds: SlotsByKind = {}
-    highest = 0
+    highest, speed, roce = 0, stage.speed, stage.roce
     for low in lower:
         above = uppers(low)
         if not above:
@@ -107,11 +107,17 @@ def connect(
                 up_addr, low_addr = ipv4(stage.fabric_base + subnet), ipv4(stage.fabric_base + subnet + 1)
                 low_cage, low_sub, low_if = low_ports[up_slot + link_no]
                 up_cage, up_sub, up_if = up_ports[low_slot + link_no]
-                low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, link_mtu, stage))
-                up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, link_mtu, stage))
+                # Each end's description names the far end; its BGP neighbor shares the string.
+                to_up, to_low = f"{up.name} {up_if}", f"{low.name} {low_if}"
+                low_ends.interfaces.append(
+                    PortDraft(low_if, low_cage, low_sub, speed, "uplink", low_addr, 31, up.name, up_if, to_up, link_mtu, roce)
+                )
+                up_ends.interfaces.append(
+                    PortDraft(up_if, up_cage, up_sub, speed, "downlink", up_addr, 31, low.name, low_if, to_low, link_mtu, roce)
+                )
                 if stage.routed:
-                    low_ends.neighbors.append(NeighborDraft(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
-                    up_ends.neighbors.append(NeighborDraft(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
+                    low_ends.neighbors.append(NeighborDraft(up_addr, up_asn, up.name, up_if, up_group, to_up))
+                    up_ends.neighbors.append(NeighborDraft(low_addr, low_asn, low.name, low_if, low_group, to_low))
                 links.append(
                     LinkDraft(
                         kind=stage.kind,
@@ -129,8 +135,3 @@ def connect(
     if links:
         tally.take_many("fabric", 2 * len(links), highest)
     return Wiring(tuple(links), ends, tally)
-
-
-def _port(name: str, cage: int, sub: int, role: str, address: str, peer: str, peer_if: str, mtu: int, stage: Stage) -> PortDraft:
-    """One end of a fabric cable: a routed /31 (the address is printed only when routed)."""
-    return PortDraft(name, cage, sub, stage.speed, role, address, 31, peer, peer_if, f"{peer} {peer_if}", mtu, stage.roce)

@@ -152,11 +152,12 @@ def _peer_groups(neighbors: list[NeighborDraft]) -> tuple[tuple[PeerGroup, ...],
     """One peer group per neighbor group; it carries remote-as when all its peers share one ASN
     (the spine tier seen from a leaf), otherwise each neighbor states its own (one ASN per leaf).
     The neighbors come back as `BgpNeighbor`s, in the same order."""
-    asns: dict[str, set[int]] = {}
-    peers: dict[str, set[str]] = {}
-    for neighbor in neighbors:
-        asns.setdefault(neighbor.peer_group, set()).add(neighbor.remote_asn)
-        peers.setdefault(neighbor.peer_group, set()).add(neighbor.peer_device)
-    shared = {name: min(values) for name, values in asns.items() if len(values) == 1 and len(peers[name]) > 1}
-    groups = tuple(PeerGroup(name, shared.get(name, 0)) for name in sorted(asns))
+    # A device has one or two groups: a pass over its neighbors per group beats a dict per neighbor.
+    shared: dict[str, int] = {}
+    names = sorted({n.peer_group for n in neighbors})
+    for name in names:
+        asns = {n.remote_asn for n in neighbors if n.peer_group == name}
+        if len(asns) == 1 and len({n.peer_device for n in neighbors if n.peer_group == name}) > 1:
+            shared[name] = min(asns)
+    groups = tuple(PeerGroup(name, shared.get(name, 0)) for name in names)
     return groups, tuple(BgpNeighbor(*n, n.peer_group in shared) for n in neighbors)
