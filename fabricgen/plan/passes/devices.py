@@ -121,8 +121,10 @@ def _interfaces(drafts: Iterable[PortDraft], node: TierNode, breakouts: dict[int
             breakout = breakouts.get(draft.port)
             if breakout is not None:
                 setting = _speed_setting(draft.speed, node, breakout)
+            elif draft.speed in whole:
+                setting = whole[draft.speed]
             else:
-                setting = whole.get(draft.speed) or whole.setdefault(draft.speed, _speed_setting(draft.speed, node, None))
+                setting = whole[draft.speed] = _speed_setting(draft.speed, node, None)
         yield Interface(*draft, setting, headroom.get((name, draft.name), 0) if draft.roce else 0)
 
 
