@@ -19,7 +19,7 @@ from fabricgen import allocate
 from fabricgen.allocate import PoolTally, ipv4
 from fabricgen.model import Endpoint
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortDraft, SlotsByKind, port_slots
+from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortDraft, PortSlots, SlotsByKind, port_slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +81,7 @@ def connect(
     ends: dict[str, Ends] = {}
     links: list[LinkDraft] = []
     kinds: SlotsByKind = {}
+    upper: dict[str, _UpperSide] = {}
     highest, speed, roce = 0, stage.speed, stage.roce
     for low in lower:
         above = uppers(low)
@@ -92,9 +93,10 @@ def connect(
         low_ends = ends.setdefault(low.name, Ends())
         low_mtu, low_asn, low_slot = mtu[low.platform.name], asn[low.name], (position(low) - 1) * stage.per_pair - 1
         for up in above:
-            up_ports = port_slots(kinds, up, up.model.logical_ports(stage.speed), 1)
-            up_ends = ends.setdefault(up.name, Ends())
-            up_asn, up_slot = asn[up.name], (up.index - 1) * stage.per_pair - 1
+            known = upper.get(up.name)
+            if known is None:
+                known = upper[up.name] = _upper_side(up, stage, ends, kinds, asn)
+            up_ends, up_ports, up_asn, up_slot = known
             # Both ends of a cable run the largest MTU both platforms support (EOS 9214 against
             # NX-OS 9216 gives 9214 on both), so a frame one end sends the other accepts.
             link_mtu = min(low_mtu, mtu[up.platform.name])
@@ -135,3 +137,13 @@ def connect(
     if links:
         tally.take_many("fabric", 2 * len(links), highest)
     return Wiring(tuple(links), ends, tally)
+
+
+_UpperSide = tuple[Ends, PortSlots, int, int]
+"""What every cable to one upper device shares: its ends, its ports, its ASN, its first slot - 1."""
+
+
+def _upper_side(up: TierNode, stage: Stage, ends: dict[str, Ends], kinds: SlotsByKind, asn: Mapping[str, int]) -> _UpperSide:
+    """Worked out once per upper device, not once per lower device wired to it."""
+    up_ends = ends.setdefault(up.name, Ends())
+    return up_ends, port_slots(kinds, up, up.model.logical_ports(stage.speed), 1), asn[up.name], (up.index - 1) * stage.per_pair - 1
