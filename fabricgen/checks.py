@@ -19,7 +19,7 @@ from fabricgen.checks_mtu import check_mtu
 from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
 from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Pin, Plan
+from fabricgen.model import SM_ROLE, Pin, Plan
 from fabricgen.plan.inputs import Inputs, TierInput
 
 Check = Callable[[Plan, Inputs, SourceMap], Iterable[Diagnostic]]
@@ -191,7 +191,7 @@ def _clash_findings(
             ("addressing",),
             f"{len(found)} addresses ({address} to {found[-1][0]}) are used by more than one of {', '.join(devices)} "
             f"(and their servers), e.g. {address}: {', '.join(owners)}",
-            hint="their address blocks overlap: a pinned address, or a device whose model has more ports than the tier's",
+            hint="their address blocks overlap: a pinned address (a leaf's server block is sized for the largest leaf model of the tier)",
         )
     if len(overlaps) > MAX_LISTED:
         yield source.diagnostic(("addressing",), f"... and {len(overlaps) - MAX_LISTED} more sets of devices with overlapping addresses")
@@ -359,7 +359,8 @@ def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diag
                     f"{device.name} has {hosts} host ports (servers and SM hosts) but {uplinks} uplinks: not 1:1, so ftree's non-blocking fat tree does not hold",
                     hint="attach fewer hosts per leaf, add uplinks, or raise oversubscription.max_ratio",
                 )
-            used = {i.port for i in device.interfaces}
+            # The SM host's own port (role `sm`, plan/passes/sm_links.py) does not take its cage from it.
+            used = {i.port for i in device.interfaces if i.role != SM_ROLE}
             for sm in ib.subnet_managers:
                 if sm.leaf == device.name and not sm.server and (sm.leaf_port in used or sm.leaf_port > device.ports_total):
                     # SM ports are cages: a twin-port (or split) cage holds several InfiniBand ports.

@@ -24,7 +24,7 @@ from ipaddress import ip_network
 
 from fabricgen.allocate import Layout, PoolTally
 from fabricgen.catalog import models_for, platforms
-from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
+from fabricgen.model import Device, InfinibandPlan, Link, Model, Oversubscription, Plan, Platform, Services, TierLinks
 from fabricgen.plan.guids import server_guids
 from fabricgen.plan.inputs import AddressingInput, Inputs, UplinksInput
 from fabricgen.plan.passes import infiniband as ib_plan
@@ -39,6 +39,7 @@ from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
+from fabricgen.plan.passes.sm_links import cable_subnet_managers
 from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
 from fabricgen.units import length_m
@@ -104,7 +105,7 @@ def _build_plan(inputs: Inputs) -> Plan:
     addresses, device_tally = address_devices(tiers.everything, layout, pools, inputs.bgp, routed)
     lengths = inputs.cabling.length
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, inputs.uplinks, per_superspine, routed)
-    nic = nic_model_of(inputs.servers, source)
+    nic = nic_model_of(inputs.servers, source, speeds.server if inputs.servers.per_leaf else 0)
     attachment = attachment_of(inputs.servers, inputs.fabric.name, length_m(lengths["server-leaf"]), speeds.server, routed, routed)
     host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
     attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(inputs))
@@ -127,13 +128,11 @@ def _build_plan(inputs: Inputs) -> Plan:
         relaxing=_relaxing(addresses, leaf_spine, spine_superspine) if routed else frozenset(),
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
-    warnings: list[str] = []
-    infiniband = None
-    if transport == "infiniband":
-        devices = ib_plan.pin_switch_guids(devices, inputs.guids)
-        infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
+    devices, infiniband, warnings, sm_links = _infiniband(inputs, devices, attached, catalog, all_platforms, speeds.server)
+    links.extend(sm_links)
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
-    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,))
+    hosts = infiniband.subnet_managers if infiniband else ()
+    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
     bgp, services = inputs.bgp, inputs.services
     return Plan(
         name=inputs.fabric.name,
@@ -161,6 +160,7 @@ def _build_plan(inputs: Inputs) -> Plan:
             (leaf_spine, per_spine, speeds.uplink),
             (spine_superspine, per_superspine, speeds.superspine),
             (attached, attachment.ports_per_server, speeds.server),
+            (_Cabled(sm_links), 1, speeds.server),
         ),
         pins=pins_of(tiers.everything, source),
         jobs=jobs_of(inputs.jobs, source),
@@ -176,6 +176,25 @@ def _relaxing(addresses: Mapping[str, DeviceAddresses], leaf_spine: Wiring, spin
         for name, ends in wiring.ends.items():
             uplinks[name].extend(i.peer_device for i in ends.interfaces if i.role == "uplink")
     return relaxing(uplinks, {name: a.asn for name, a in addresses.items()})
+
+
+def _infiniband(
+    inputs: Inputs,
+    devices: tuple[Device, ...],
+    attached: Attached,
+    catalog: Mapping[str, Model],
+    all_platforms: Mapping[str, Platform],
+    speed: int,
+) -> tuple[tuple[Device, ...], InfinibandPlan | None, list[str], tuple[Link, ...]]:
+    """The InfiniBand part: switch GUID pins, the OpenSM plan, and the dedicated SM hosts' cables
+    (plan links of kind `sm-leaf`, their ports added to the leaves); nothing for RoCE."""
+    if inputs.fabric.transport != "infiniband":
+        return devices, None, [], ()
+    devices = ib_plan.pin_switch_guids(devices, inputs.guids)
+    infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
+    length = length_m(inputs.cabling.length["server-leaf"])
+    devices, sm_links = cable_subnet_managers(infiniband, devices, catalog, all_platforms, speed, length)
+    return devices, infiniband, warnings, sm_links
 
 
 def _route_limit(addressing: AddressingInput) -> int:
@@ -197,7 +216,14 @@ def _host_mtu(tiers: Tiers, leaf_spine: Wiring, spine_superspine: Wiring, mtu: M
     return min(fabric or [mtu[leaf.platform.name] for leaf in tiers.leaves] or [0])
 
 
-def _tier_links(*stages: tuple[Wiring | Attached, int, int]) -> tuple[TierLinks, ...]:
+@dataclass(frozen=True, slots=True)
+class _Cabled:
+    """Cables of a stage that is neither wiring nor server attachment (the SM hosts')."""
+
+    links: tuple[Link, ...]
+
+
+def _tier_links(*stages: tuple[Wiring | Attached | _Cabled, int, int]) -> tuple[TierLinks, ...]:
     """Cables per kind, for consumers that need counts (analyze, docs) without counting links."""
     result = []
     for stage, per_pair, speed in stages:

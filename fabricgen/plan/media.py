@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fabricgen import media_rules as rules
-from fabricgen.model import Choice, Device, Link, Model, NicModel, Plan, Server
+from fabricgen.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
 from fabricgen.plan.passes.ports import AnyLink
 
 Key = tuple[str, ...]
@@ -151,10 +151,15 @@ def identities(choice: Choice, a: End, z: End) -> Identities:
 
 class Ends:
     """Builds the End of each link end from the switches' models and breakouts and the servers'
-    NIC models."""
+    (and dedicated SM hosts') NIC models."""
 
     def __init__(
-        self, devices: Iterable[Device], models: Iterable[Model], servers: Iterable[Server] = (), nics: Iterable[NicModel] = ()
+        self,
+        devices: Iterable[Device],
+        models: Iterable[Model],
+        servers: Iterable[Server] = (),
+        nics: Iterable[NicModel] = (),
+        hosts: Iterable[SubnetManager] = (),
     ) -> None:
         by_name: dict[str, Model] = {m.name: m for m in models}
         devices = tuple(devices)
@@ -162,6 +167,8 @@ class Ends:
         self.subs = {(d.name, i.name): i.sub for d in devices for i in d.interfaces if i.sub > 1}
         nic_by_name: dict[str, NicModel] = {n.name: n for n in nics}
         self.server_nic = {s.name: nic_by_name[s.nic_model] for s in servers if s.nic_model in nic_by_name}
+        # Dedicated subnet-manager hosts: their HCA is an end like a server's NIC.
+        self.server_nic.update({h.host: nic_by_name[h.nic_model] for h in hosts if not h.server and h.nic_model in nic_by_name})
         self._server_facts: dict[tuple[str, int, rules.End], rules.End] = {}
         self._switch_facts: dict[tuple[str, int, int], rules.End] = {}
 
@@ -258,7 +265,8 @@ def cables(plan: Plan) -> tuple[Cable, ...]:
 
 
 def _cables(plan: Plan) -> tuple[Cable, ...]:
-    ends = Ends(plan.devices, plan.models, plan.servers, plan.nics)
+    hosts = plan.infiniband.subnet_managers if plan.infiniband else ()
+    ends = Ends(plan.devices, plan.models, plan.servers, plan.nics, hosts)
     result: list[Cable] = []
     for link in plan.links:
         assert link.media is not None, link

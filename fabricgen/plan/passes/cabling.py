@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TypeVar
 
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
-from fabricgen.model import Link
 from fabricgen.plan.inputs import CableOverride
-from fabricgen.plan.passes.ports import LinkDraft
+from fabricgen.plan.passes.ports import AnyLink, LinkDraft
 from fabricgen.units import length_m
 
 
@@ -28,16 +26,13 @@ def override_positions(overrides: Sequence[CableOverride]) -> dict[tuple[str, st
     return {(o.device, o.interface): i for i, o in enumerate(overrides)}
 
 
-AnyLink = TypeVar("AnyLink", Link, LinkDraft)
-
-
 def apply_overrides(links: Iterable[AnyLink], overrides: Sequence[CableOverride], source: SourceMap) -> list[AnyLink]:
     """`links` with the overridden lengths set; FabricError for overrides that match no cable."""
     if not overrides:
         return list(links)
     wanted = {(o.device, o.interface): (i, length_m(o.length)) for i, o in enumerate(overrides)}
     matched: set[int] = set()
-    result = []
+    result: list[AnyLink] = []
     for link in links:
         hit = wanted.get((link.a.device, link.a.interface)) or wanted.get((link.z.device, link.z.interface))
         if hit is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fabricgen import media_rules as rules
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Choice, Device, Link, Model, NicModel, Server
+from fabricgen.model import Choice, Device, Link, Model, NicModel, Server, SubnetManager
 from fabricgen.plan.media import End, Ends, choose
 from fabricgen.plan.passes.ports import AnyLink
 
@@ -65,13 +65,15 @@ def choose_media(
     *,
     servers: Iterable[Server] = (),
     nics: Iterable[NicModel] = (),
+    hosts: Iterable[SubnetManager] = (),
     table: rules.MediaTable | None = None,
 ) -> tuple[Link, ...]:
     """`links` (drafts or links) as `Link`s with `media` set, in the same order; FabricError with one diagnostic per length
     key that some cable cannot be bought for. A server end takes its NIC model's facts
-    (`servers`, `nics`), or the far cage's when it has none."""
+    (`servers`, `nics`), a dedicated SM host's end its HCA model's (`hosts`), or the far cage's
+    when it has none."""
     table = table or rules.media_table()
-    ends = Ends(devices, models, servers, nics)
+    ends = Ends(devices, models, servers, nics, hosts)
     decided: dict[tuple[object, ...], Choice | None] = {}
     misses: dict[PathKey, _Miss] = {}
     result: list[Link] = []

@@ -95,13 +95,40 @@ def attachment_of(servers: ServersInput, fabric: str, length_m: float, speed: in
     )
 
 
-def nic_model_of(servers: ServersInput, source: SourceMap) -> NicModel:
-    """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown."""
+def nic_model_of(servers: ServersInput, source: SourceMap, speed: int = 0) -> NicModel:
+    """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown, or
+    when its cage cannot make the servers' `speed` (a 400G-native NIC asked for 800G would get a
+    module no vendor makes), at `servers.speed` (or `servers.nic` when the speed is the leaf's)."""
     known = nic_models()
     name = servers.nic
     if name not in known:
         raise FabricError([source.diagnostic(("servers", "nic"), f"unknown NIC model '{name}'", hint=f"known: {', '.join(sorted(known))}")])
-    return known[name]
+    nic = known[name]
+    if speed > nic.speed:
+        faster = sorted(n.name for n in known.values() if n.speed >= speed)
+        key = ("servers", "speed") if servers.speed is not None else ("servers", "nic")
+        raise FabricError(
+            [
+                source.diagnostic(
+                    key,
+                    f"NIC model {name} ({nic.form_factor}, {nic.lanes} x {nic.lane_rate}G lanes) runs at most {nic.speed}G "
+                    f"({nic_speeds(nic)}), not the {speed}G of the server ports",
+                    hint=f"set servers.speed to {nic.speed}G or less"
+                    + (f", or name a NIC model that runs {speed}G in servers.nic: {', '.join(faster)}" if faster else ""),
+                )
+            ]
+        )
+    return nic
+
+
+def nic_speeds(nic: NicModel) -> str:
+    """The speeds a NIC model's cage makes: its native speed and, halving, on fewer lanes.
+
+    >>> nic_speeds(nic_models()["nvidia-connectx-7-osfp"])
+    '400G, 200G, 100G'
+    """
+    speeds = [nic.speed // 2**i for i in range(max(nic.lanes.bit_length(), 1))]
+    return ", ".join(f"{s}G" for s in speeds if s)
 
 
 def unit_and_rail(index: int, rails: int) -> tuple[int, int]:
@@ -126,12 +153,13 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     links: list[LinkDraft] = []
     sides: dict[str, LeafSide] = {}
     kinds: SlotsByKind = {}
+    block = server_block(leaves, spec.speed, pools.server_mode)
     for leaf in leaves:
         unit, rail = unit_and_rail(leaf.index, spec.rails)
         first = unit_first[(leaf.pod, unit)] if rail else leaf
         nics = [nic for nic in range(1, spec.ports_per_server + 1) if not rail or (nic - 1) % spec.rails + 1 == rail]
         side = sides[leaf.name] = LeafSide(nics_per_server=len(nics))
-        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu, guids, side, links, tally, kinds)
+        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, block, mtu, guids, side, links, tally, kinds)
         for server in leaf_servers:
             if not rail:
                 servers.append(server)
@@ -147,6 +175,15 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     return Attached(tuple(servers), tuple(links), sides, tally)
 
 
+def server_block(leaves: Sequence[TierNode], speed: int, mode: str) -> int:
+    """Addresses every leaf's slot in the server pool holds: sized for the largest leaf model of
+    the tier, so a leaf pinned to a bigger model than the tier's own cannot run into the next
+    leaf's block; with one model in the tier it is that model's size, and adding a leaf of a
+    model already present moves nothing."""
+    largest = max((leaf.model.ports * (leaf.model.logical_ports(speed) or 1) for leaf in leaves), default=1)
+    return allocate.server_block_size(largest, mode)
+
+
 # long: one loop over (server, NIC) on purpose, see the docstring (planning time at 5,000 switches).
 def _leaf_servers(
     leaf: TierNode,
@@ -157,6 +194,7 @@ def _leaf_servers(
     spec: Attachment,
     layout: Layout,
     pools: Pools,
+    block: int,
     mtu: int,
     guids: ServerGuids,
     side: LeafSide,
@@ -171,7 +209,6 @@ def _leaf_servers(
     ports = port_slots(kinds, leaf, per_cage, 1)
     leaf_number = layout.leaf_number(leaf.pod, leaf.index)
     mode = pools.server_mode
-    block = allocate.server_block_size(leaf.model.ports * per_cage, mode)
     leaf_block = pools.servers + (leaf_number - 1) * block
     subnet_len = 32 - (block.bit_length() - 1)
     addressed = pools.has_servers and spec.routed
