@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from fabricgen import media_rules as rules
 from fabricgen.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
+from fabricgen.plan.passes.ports import AnyLink
 
 Key = tuple[str, ...]
 
@@ -169,6 +170,7 @@ class Ends:
         # Dedicated subnet-manager hosts: their HCA is an end like a server's NIC.
         self.server_nic.update({h.host: nic_by_name[h.nic_model] for h in hosts if not h.server and h.nic_model in nic_by_name})
         self._server_facts: dict[tuple[str, int, rules.End], rules.End] = {}
+        self._switch_facts: dict[tuple[str, int, int], rules.End] = {}
 
     def switch(self, device: str, port: int, interface: str, speed: int) -> End:
         model, breakouts = self.switches[device]
@@ -179,12 +181,18 @@ class Ends:
         return End(device, port, interface, model.form_factor, module_speed, shared, rate, sub)
 
     def switch_facts(self, device: str, port: int, speed: int) -> rules.End:
-        """What the rule sees of a switch end: `switch(...).facts` without building the End."""
+        """What the rule sees of a switch end: `switch(...).facts` without building the End, once
+        per (model, links sharing the cage, speed)."""
         model, breakouts = self.switches[device]
         shared = breakouts.get(port, 1)
-        return rules.End(model.form_factor, speed * shared // max(model.lanes, 1), model.cage_speed if shared > 1 else speed, shared)
+        key = (model.name, shared, speed)
+        facts = self._switch_facts.get(key)
+        if facts is None:
+            rate = speed * shared // max(model.lanes, 1)
+            facts = self._switch_facts[key] = rules.End(model.form_factor, rate, model.cage_speed if shared > 1 else speed, shared)
+        return facts
 
-    def facts_of(self, link: Link) -> tuple[rules.End, rules.End]:
+    def facts_of(self, link: AnyLink) -> tuple[rules.End, rules.End]:
         """Both ends' rule facts, `(a.facts, z.facts)` of `of(link)`, at a fraction of the cost:
         the media pass needs the full ends only once per distinct combination."""
         z = self.switch_facts(link.z.device, link.z.port, link.speed)
@@ -197,14 +205,14 @@ class Ends:
             a = self._server_facts[key] = self.server(link, self.switch(link.z.device, link.z.port, link.z.interface, link.speed)).facts
         return a, z
 
-    def of(self, link: Link) -> tuple[End, End]:
+    def of(self, link: AnyLink) -> tuple[End, End]:
         """Both ends of `link` (A: a leaf or a server, Z: a switch)."""
         z = self.switch(link.z.device, link.z.port, link.z.interface, link.speed)
         if link.a.device in self.switches:
             return self.switch(link.a.device, link.a.port, link.a.interface, link.speed), z
         return self.server(link, z), z
 
-    def server(self, link: Link, far: End) -> End:
+    def server(self, link: AnyLink, far: End) -> End:
         """The server (A) end of `link`, whose far end is `far`."""
         end = link.a
         nic = self.server_nic.get(end.device)
