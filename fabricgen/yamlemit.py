@@ -10,7 +10,7 @@ So the common case is written here as text, directly: block-style mappings and s
 a fixed layout (two spaces per mapping level, sequences in a mapping not indented, `[]` and `{}`
 for empty ones), and how one scalar is written depends only on its text, so that is decided
 once per distinct string and memoised (interface names, addresses and ASNs repeat across
-switches). A string of letters, digits and `_./-` starting with a letter, digit or `_` is
+switches). A string of letters, digits and `_./:-` starting with a letter, digit, `_` or `.` is
 plain unless YAML's implicit resolver would read it as something else (`yes`, `1.5`,
 `0x1f`), then single-quoted; any other string is written by libyaml once and its text reused,
 as long as it fits on one line and has no space (libyaml only wraps at spaces, so the width
@@ -45,8 +45,9 @@ _MAP = "tag:yaml.org,2002:map"
 
 _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
 _RESOLVER = yaml.resolver.Resolver()
-_PLAIN_CANDIDATE = re.compile(r"(?!\.\.\.)[A-Za-z0-9_.][A-Za-z0-9_./-]*\Z")
-"""No YAML indicator, space or special character can occur: plain unless it resolves to a non-string."""
+_PLAIN_CANDIDATE = re.compile(r"(?!\.\.\.)[A-Za-z0-9_.][A-Za-z0-9_./:-]*(?<!:)\Z")
+"""No YAML block indicator (a `:` is one only before a space or at the end), no space or special
+character: plain unless the resolver reads it as a non-string."""
 _UNWRAPPED = 1 << 30
 """A width no line reaches: a scalar's text as libyaml writes it when nothing wraps."""
 _DEFAULT_WIDTH = 80
@@ -128,6 +129,24 @@ def _decide_scalar(text: str) -> str:
     if not written.startswith("- ") or written.count("\n") != 1:
         raise _NotSimple(text)
     return written[2:-1]
+
+
+def block_scalar(text: str) -> str | None:
+    """How `yaml_text` writes the string `text` as a block value (memoised), or None when it
+    cannot say without the whole document (a line break, or a space a width could wrap at).
+    For producers that write a fixed YAML shape as text directly.
+
+    >>> block_scalar("Ethernet1/1"), block_scalar("no"), block_scalar("a b")
+    ('Ethernet1/1', "'no'", None)
+    """
+    known = _SCALARS.get(text)
+    if known is not None and " " not in known:
+        return known
+    try:
+        known = _scalar_text(text)
+    except _NotSimple:
+        return None
+    return None if " " in known else known
 
 
 def _key_text(key: Any) -> str:

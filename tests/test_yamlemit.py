@@ -46,7 +46,9 @@ fabric_text = st.text(alphabet="aEy0159._/-:#'\"!&*%@,[]{}?|>~=<+ \n\té", max_s
 """Strings near the edge of plain style: indicators, resolver look-alikes, quotes."""
 fabric_data = st.recursive(
     st.one_of(fabric_text, st.integers(), st.booleans(), st.none()),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.from_regex(r"[a-z_.:][a-z0-9_:.-]{0,6}", fullmatch=True), inner, max_size=4)
+    ),
     max_leaves=30,
 )
 
