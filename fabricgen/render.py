@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
-from fabricgen.artifacts import ARTIFACT_PRODUCERS
+from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox
 from fabricgen.catalog import catalog_data, platforms
 from fabricgen.context import Producer as Producer
 from fabricgen.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
@@ -257,6 +257,10 @@ def _list_of_maps(append: Callable[[str], None], key: str, items: list[tuple[tup
 
 PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, ansible_host_vars, *ARTIFACT_PRODUCERS, opensm_files)
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})
+_SHARING_CABLES: tuple[Producer, ...] = (cabling, bom, netbox)
+"""Producers that read `fabricgen.plan.media.cables(plan)`, memoised per process: with `-j N` they run
+as one unit, so one worker derives the cables once instead of each worker again (at 5,000
+switches that derivation is seconds)."""
 """Producers whose text is tidy by construction (orjson never writes trailing blanks): at
 5,000 switches the plan fragments are ~200 MB, and scanning them again costs time."""
 
@@ -285,6 +289,9 @@ def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str,
 def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Producer, ...]) -> dict[str, str]:
     local: list[Callable[[], dict[str, str]]] = []
     units: list[Callable[[], dict[str, str]]] = []
+    sharing = tuple(p for p in producers if p in _SHARING_CABLES)
+    if sharing:
+        units.append(partial(_tidied_all, sharing, plan, context))
     for producer in producers:
         if producer in _TIDY_BY_CONSTRUCTION:
             local.append(partial(_tidied, producer, plan, context))
@@ -292,9 +299,16 @@ def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Produc
             chosen = _chosen_devices(plan, context)
             for start, stop in slices(len(chosen), context.jobs * 2):
                 units.append(partial(_render_devices, (plan, context, chosen), start, stop))
-        else:
+        elif producer not in sharing:
             units.append(partial(_tidied, producer, plan, context))
     return run_units(units, context.jobs, local)
+
+
+def _tidied_all(producers: tuple[Producer, ...], plan: Plan, context: RenderContext) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for producer in producers:
+        files.update(_tidied(producer, plan, context))
+    return files
 
 
 def leftovers(text: str) -> list[str]:

@@ -101,7 +101,8 @@ def compare(out: Path, files: dict[str, str]) -> WriteSummary:
 
 
 _CHUNK = 1 << 24
-"""Characters compared at a time: a 340 MB plan.json is never held twice as bytes."""
+"""Characters compared or encoded at a time: a large file (a cabling table, the fabric's plan
+fragment at 5,000 switches) is never held a second time whole as bytes."""
 
 
 def _same(path: Path, content: str) -> bool | None:
@@ -306,7 +307,7 @@ def _make_folder(root: Path, rel: str, made: set[str]) -> None:
 
 def _write_text(path: Path, text: str) -> None:
     """UTF-8 with the text's own "\n" line ends on every OS, encoded a chunk at a time so a
-    340 MB plan.json is not held twice. Created 0666 minus the umask."""
+    large file is not held twice. Created 0666 minus the umask."""
     with path.open("wb") as handle:
         for start in range(0, len(text), _CHUNK):
             handle.write(text[start : start + _CHUNK].encode("utf-8"))
