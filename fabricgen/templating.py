@@ -40,6 +40,7 @@ def _options() -> dict[str, object]:
         "keep_trailing_newline": True,
         "autoescape": False,
         "auto_reload": False,
+        "cache_size": -1,  # a plain dict: every {% include %} looks its template up, ~15 per switch
     }
 
 
