@@ -200,6 +200,9 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     out = work / "out"
     source.write_text(inventory(size), encoding="utf-8")
 
+    cpus: dict[str, float] = {}
+    """CPU seconds of the render (workers included) and of the write, of the last pipeline run."""
+
     def pipeline() -> tuple[dict[str, float], object, dict[str, str], tuple[int, int]]:
         times: dict[str, float] = {}
         start = time.perf_counter()
@@ -215,18 +218,21 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         findings = [d for d in check_plan(plan, inputs) + check_planned(plan, doc, document.source) if d.is_error]
         assert not findings, findings[:3]
         times["plan"] = time.perf_counter() - start
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         files = render_files(plan, RenderContext(jobs=jobs))
         times["render"] = time.perf_counter() - start
-        start = time.perf_counter()
+        cpus["render_cpu"] = _cpu_seconds() - cpu
+        start, cpu = time.perf_counter(), _cpu_seconds()
         summary = write_tree(out, files)
         times["write"] = time.perf_counter() - start
+        cpus["write_cpu"] = _cpu_seconds() - cpu
         written = [*summary.added, *summary.changed]
         return times, plan, files, (len(written), sum(len(files[rel]) for rel in written))
 
     cpu_start = _cpu_seconds()
     with TreeMemory().sampling() as tree:
         times, plan, rendered, _written = pipeline()
+    first_cpus = dict(cpus)
     total = sum(times.values())
     cpu = _cpu_seconds() - cpu_start
     peak_mb = _peak_mb()
@@ -249,6 +255,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         **{k: round(v, 3) for k, v in times.items()},
         "total": round(total, 3),
         "cpu": round(cpu, 3),
+        **{k: round(v, 3) for k, v in first_cpus.items()},
         "ms_per_switch": round(total / len(devices) * 1000, 3),
         "peak_mb": round(peak_mb, 1),
         "peak_sum_rss_mb": round(tree.peak_rss_mb, 1),
@@ -291,6 +298,8 @@ def main() -> None:
         "write s",
         "total s",
         "CPU s",
+        "render CPU s",
+        "write CPU s",
         "ms/switch",
         "µs/link",
         "peak MB (largest process)",
@@ -317,7 +326,7 @@ def main() -> None:
     for r in rows:
         cells = (
             r["size"], f"{r['switches']:,}", f"{r['gpu_ports']:,}", r["validate"], r["plan"], r["render"], r["write"],
-            r["total"], r["cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], f"{r['peak_sum_pss_mb']} / {r['peak_sum_rss_mb']}", r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']} ({r['rewritten_mb']} MB)",
+            r["total"], r["cpu"], r["render_cpu"], r["write_cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], f"{r['peak_sum_pss_mb']} / {r['peak_sum_rss_mb']}", r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']} ({r['rewritten_mb']} MB)",
         )  # fmt: skip
         print("| " + " | ".join(str(c) for c in cells) + " |")
     per = [float(r["ms_per_switch"]) for r in rows]
