@@ -83,9 +83,9 @@ def _inlinable(source: str) -> str | None:
     start of a file it strips nothing, so it becomes `{#`), and that tags defining names or
     blocks would leak into the including template.
 
-    >>> _inlinable('{#- a comment -#}\nhostname {{ device.name }}\n')
-    '{# a comment -#}\nhostname {{ device.name }}\n'
-    >>> _inlinable('{% set x = 1 %}{{ x }}\n') is None
+    >>> _inlinable('{#- a comment -#}\\nhostname {{ device.name }}\\n')
+    '{# a comment -#}\\nhostname {{ device.name }}\\n'
+    >>> _inlinable('{% set x = 1 %}{{ x }}\\n') is None
     True
     """
     if not source.endswith("\n") or _SCOPED.search(source):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -57,6 +58,11 @@ class WriteSummary:
         return bool(self.added or self.changed or self.removed)
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.+-]*)*\Z")
+"""Relative, normalised, every part starting with a letter, digit or `_` (so no `..`, no `~`,
+no reserved dot-name, no control character): safe as it is."""
+
+
 def safe_relative(path: str) -> str:
     """Refuse absolute paths, '..', fabricgen's own bookkeeping names, and anything that would
     land outside the output folder.
@@ -64,6 +70,8 @@ def safe_relative(path: str) -> str:
     >>> safe_relative("configs/leaf01.cfg")
     'configs/leaf01.cfg'
     """
+    if _PLAIN_PATH.match(path):
+        return path  # the common case, decided without building a PurePosixPath (18,000 paths a run)
     pure = PurePosixPath(path)
     if (
         pure.is_absolute()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fabricgen.write
 from fabricgen.cli import main
@@ -366,3 +369,17 @@ def test_an_unwritable_output_is_bad_input_not_a_bug(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["render", str(EXAMPLES / "pod-roce-400g"), "-o", str(blocker / "out"), "-q"])
     assert result.exit_code == 2, result.output
     assert "cannot write the output folder" in result.stderr and "internal error" not in result.stderr
+
+
+@settings(max_examples=400)
+@given(st.text(alphabet="ab0_.-+/~\\\n :", max_size=14))
+def test_plain_path_fast_path_agrees_with_the_full_check(path: str) -> None:
+    """A path the fast path accepts is one the full check accepts unchanged."""
+    if not fabricgen.write._PLAIN_PATH.match(path):
+        return
+    original = fabricgen.write._PLAIN_PATH
+    fabricgen.write._PLAIN_PATH = re.compile(r"(?!)")  # matches nothing: the full check runs
+    try:
+        assert safe_relative(path) == path
+    finally:
+        fabricgen.write._PLAIN_PATH = original
