@@ -44,7 +44,7 @@ _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
 
 _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
-_RESOLVER = yaml.resolver.Resolver()
+_RESOLVER: Any = yaml.resolver.Resolver()  # PyYAML is untyped
 _PLAIN_CANDIDATE = re.compile(r"(?!\.\.\.)[A-Za-z0-9_.][A-Za-z0-9_./:-]*(?<!:)\Z")
 """No YAML block indicator (a `:` is one only before a space or at the end), no space or special
 character: plain unless the resolver reads it as a non-string."""
