@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 
-from fabricgen.artifacts.common import csv_text, metres, natural_key
+from fabricgen.artifacts.common import csv_text, metres, natural_key, sorted_by_group
 from fabricgen.context import RenderContext
 from fabricgen.model import Plan
 from fabricgen.plan.media import Cable, cables
@@ -74,7 +74,7 @@ def _interfaces(plan: Plan) -> list[tuple[str, str, str, str, str]]:
     for server in plan.servers:
         kind = nic_types.get(server.nic_model, "other")
         rows.extend((server.name, f"nic{nic.nic}", kind, "true", f"{nic.leaf} {nic.leaf_interface}") for nic in server.nics)
-    return sorted(rows, key=lambda r: (natural_key(r[0]), natural_key(r[1])))
+    return sorted_by_group(rows, lambda r: natural_key(r[0]), lambda r: natural_key(r[1]))
 
 
 def _devices(plan: Plan) -> list[tuple[str, ...]]:
