@@ -371,7 +371,7 @@ def test_an_unwritable_output_is_bad_input_not_a_bug(tmp_path: Path) -> None:
     assert "cannot write the output folder" in result.stderr and "internal error" not in result.stderr
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.text(alphabet="ab0_.-+/~\\\n :", max_size=14))
 def test_plain_path_fast_path_agrees_with_the_full_check(path: str) -> None:
     """A path the fast path accepts is one the full check accepts unchanged."""
