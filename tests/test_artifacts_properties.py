@@ -96,7 +96,7 @@ def test_artifact_invariants() -> None:
     assert len(valid) >= MIN_VALID, f"only {len(valid)} generated inventories were valid; the strategy needs fixing"
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(
         st.tuples(
