@@ -61,7 +61,7 @@ class InliningLoader(jinja2.FileSystemLoader):
     through the same search path, so a user's override of one feature file (`eos/bgp.j2`) is
     what gets pasted; a template that does not qualify stays an ordinary include."""
 
-    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str | None, Callable[[], bool] | None]:
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         source, filename, uptodate = super().get_source(environment, template)
         return _WHOLE_LINE_INCLUDE.sub(lambda match: self._pasted(environment, match), source), filename, uptodate
 

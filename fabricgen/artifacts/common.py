@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
@@ -33,7 +33,7 @@ def sorted_by_group(items: Iterable[T], group: Callable[[T], Any], within: Calla
     >>> sorted_by_group(["b2", "a10", "b1", "a9"], lambda s: s[0], lambda s: int(s[1:]))
     ['a9', 'a10', 'b1', 'b2']
     """
-    buckets: dict[Hashable, list[T]] = {}
+    buckets: dict[Any, list[T]] = {}
     for item in items:
         buckets.setdefault(group(item), []).append(item)
     ordered: list[T] = []
