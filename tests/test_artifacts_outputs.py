@@ -6,6 +6,7 @@ import csv
 import io
 import subprocess
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,12 @@ def _plan(name: str) -> Plan:
     return example_plan(name)
 
 
+@cache
+def _cabling(name: str) -> dict[str, str]:
+    """The cabling files of example NAME, rendered once (several tests read cluster-3tier's)."""
+    return cabling(_plan(name), RenderContext())
+
+
 def _rows(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
@@ -34,7 +41,7 @@ def _rows(text: str) -> list[dict[str, str]]:
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_one_cable_row_per_link(name: str) -> None:
     plan = _plan(name)
-    files = cabling(plan, RenderContext())
+    files = _cabling(name)
     rows = _rows(files["cabling.csv"])
     # ib-ndr's 112 HCA links ride 56 1:2 splitter DACs, which NetBox's CSV import cannot hold
     # (netbox-breakout-cables.json): only its 4 x 2 x 15 leaf-spine links are CSV rows.
@@ -48,7 +55,7 @@ def test_one_cable_row_per_link(name: str) -> None:
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_cabling_csv_has_exactly_netbox_import_columns(name: str) -> None:
-    text = cabling(_plan(name), RenderContext())["cabling.csv"]
+    text = _cabling(name)["cabling.csv"]
     header = text.split("\n", 1)[0].split(",")
     assert tuple(header) == NETBOX_COLUMNS
     for row in _rows(text):
@@ -254,7 +261,7 @@ def test_every_link_of_the_plan_carries_its_media() -> None:
     decision per cable and `validate` can refuse what no medium reaches."""
     plan = _plan("cluster-3tier")
     assert plan.links and all(link.media is not None for link in plan.links)
-    rows = _rows(cabling(plan, RenderContext())["cabling.csv"])
+    rows = _rows(_cabling("cluster-3tier")["cabling.csv"])
     by_a = {(r["side_a_device"], r["side_a_name"]): r for r in rows}
     for cable in cables(plan):
         link = cable.link
