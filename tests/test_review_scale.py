@@ -99,7 +99,7 @@ def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
     out.mkdir(parents=True)
     (out / ".gitattributes").write_text(gitattributes(plan, RenderContext())[".gitattributes"], encoding="utf-8")
     _git(tmp_path, "init", "-q")
-    files = [
+    bulk = (
         "plan.json",
         "plan/fabric.json",
         "plan/devices/pod1-leaf01.json",
@@ -107,34 +107,20 @@ def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
         "plan-devices.json",
         "cabling.csv",
         "lab/pod1.clab.yml",
-        "configs/pod1-leaf01.cfg",
-        "ansible/host_vars/pod1-leaf01.yml",
-        "hosts.csv",
-        ".fabricgen-manifest",
-        "README.md",
-        "cabling.md",
-        "cabling/pod1.md",
-        "bom.csv",
-    ]
-    text = _git(tmp_path, "check-attr", "linguist-generated", "diff", "--", *[f"build/pod1/{f}" for f in files])
+    )
+    collapsed = ("configs/pod1-leaf01.cfg", "ansible/host_vars/pod1-leaf01.yml", "hosts.csv", ".fabricgen-manifest")
+    read = ("README.md", "cabling.md", "cabling/pod1.md", "bom.csv")
+    text = _git(tmp_path, "check-attr", "linguist-generated", "diff", "--", *[f"build/pod1/{f}" for f in (*bulk, *collapsed, *read)])
     attrs: dict[str, dict[str, str]] = {}
     for line in text.splitlines():
         path, name, value = (part.strip() for part in line.rsplit(":", 2))
         attrs.setdefault(path.removeprefix("build/pod1/"), {})[name] = value
-    for bulk in (
-        "plan.json",
-        "plan/fabric.json",
-        "plan/devices/pod1-leaf01.json",
-        "plan/pod1-leaf01.json",
-        "plan-devices.json",
-        "cabling.csv",
-        "lab/pod1.clab.yml",
-    ):
-        assert attrs[bulk] == {"linguist-generated": "true", "diff": "unset"}, bulk
-    for collapsed in ("configs/pod1-leaf01.cfg", "ansible/host_vars/pod1-leaf01.yml", "hosts.csv", ".fabricgen-manifest"):
-        assert attrs[collapsed]["linguist-generated"] == "true" and attrs[collapsed]["diff"] != "unset", collapsed
-    for read in ("README.md", "cabling.md", "cabling/pod1.md", "bom.csv"):
-        assert attrs[read]["linguist-generated"] in ("unspecified", "false") and attrs[read]["diff"] != "unset", read
+    for name in bulk:
+        assert attrs[name] == {"linguist-generated": "true", "diff": "unset"}, name
+    for name in collapsed:
+        assert attrs[name]["linguist-generated"] == "true" and attrs[name]["diff"] != "unset", name
+    for name in read:
+        assert attrs[name]["linguist-generated"] in ("unspecified", "false") and attrs[name]["diff"] != "unset", name
 
 
 def _apply(script: Path, server: str, csv_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
