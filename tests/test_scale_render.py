@@ -17,11 +17,12 @@ from fabricgen.parallel import slices
 from fabricgen.render import RenderContext, render_files, tidy
 from fabricgen.serialize import orjson, plan_json, to_data
 from tests.conftest import EXAMPLES, example_plan
+from tests.render_cases import rendered
 
 
 def test_jobs_render_the_same_bytes() -> None:
-    plan = example_plan("cluster-3tier")
-    one = render_files(plan, RenderContext(jobs=1))
+    plan, one = rendered("inventories/cluster-3tier")  # rendered once per session, with one job
+    assert RenderContext().jobs == 1
     for jobs in (2, 3):
         assert render_files(plan, RenderContext(jobs=jobs)) == one
 
