@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from fabricgen.model import Device
-from tests.render_cases import blocks, device_configs, inventory_ids, section
+from tests.render_cases import blocks, device_configs, inventory_ids, sample, section
 
 basic = pytest.importorskip("ansible.module_utils.basic", reason="needs the deploy extra (ansible)")
 pytest.importorskip("ansible_collections.arista.eos", reason="needs the deploy extra (ansible)")
@@ -52,25 +52,7 @@ def _expected_l3(device: Device, management_name: str, loopback_name: str) -> di
     return expected
 
 
-SAMPLE_ABOVE = 32
-"""Inventories with more switches than this are parsed on a sample (cluster-3tier: 34 of 256)."""
-
-
-def _sample(devices: list[Device]) -> list[Device]:
-    """Every switch of a small inventory; of a larger one, the first and the last switch of each
-    role, platform, model and pod. Every switch of a role comes from the same templates with
-    data of the same shape, and the first and last of each pod hold its first and last address
-    blocks, ASNs and ports: parsing the 222 switches in between (each through four or five
-    Ansible modules) repeats those checks at about a quarter of this file's time."""
-    if len(devices) <= SAMPLE_ABOVE:
-        return devices
-    groups: dict[tuple[str, str, str, int], list[Device]] = {}
-    for device in devices:
-        groups.setdefault((device.role, device.platform, device.model, device.pod), []).append(device)
-    return [device for group in groups.values() for device in (group[:1] + group[-1:] if len(group) > 1 else group)]
-
-
-CASES = [(inventory, device.name) for inventory in inventory_ids() for device in _sample([d for d, _ in device_configs(inventory)])]
+CASES = [(inventory, device.name) for inventory in inventory_ids() for device in sample([d for d, _ in device_configs(inventory)])]
 
 
 def _case(inventory: str, name: str) -> tuple[Device, str]:
