@@ -8,6 +8,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -323,6 +324,7 @@ def test_kill_9_during_a_large_render_leaves_a_whole_tree(tmp_path: Path) -> Non
     try:
         while not (out / STAGING).exists():
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            time.sleep(0.002)  # a spinning poll would take a core from the render it waits for
         process.kill()
     finally:
         process.wait()
