@@ -23,10 +23,12 @@ import pytest
 from click.testing import CliRunner
 from hier_config import HConfig, Platform, get_hconfig
 
+from fabricgen.catalog import platforms
 from fabricgen.cli import main
 from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext, render_files
+from tests.conftest import ROOT
 from tests.fabrics import fabric, write
 from tests.render_cases import device_configs, inventory_ids, rendered
 
@@ -211,3 +213,12 @@ def test_dcbx_on_nxos_is_warned_and_renders_nothing(tmp_path: Path) -> None:
     assert re.search(r"fabric\.yml:\d+:\d+: warning: roce\.dcbx: Cisco NX-OS has no per-port DCBX command", result.stderr)
     _, configs = _render(path)
     assert not any("dcbx" in line.text for c in configs.values() for line in c.all_children())
+
+
+@pytest.mark.parametrize("platform", ["eos", "nxos"])
+def test_device_template_includes_the_sections_in_platform_order(platform: str) -> None:
+    """`device.j2` keeps literal whole-line includes (pasted at load time for speed); they must
+    be exactly the platform's `config_sections`, the order the tests above check."""
+    text = (ROOT / "templates" / platform / "device.j2").read_text(encoding="utf-8")
+    included = re.findall(r'^\{% include "' + platform + r'/([a-z-]+)\.j2" %\}$', text, re.MULTILINE)
+    assert included == list(platforms()[platform].config_sections)
