@@ -263,7 +263,7 @@ def test_inputs_are_frozen() -> None:
         view.uplinks.per_spine = 2  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("draft", "final", "appended"), [(PortDraft, Interface, 2), (NeighborDraft, BgpNeighbor, 1)])
+@pytest.mark.parametrize(("draft", "final", "appended"), [(PortDraft, Interface, 3), (NeighborDraft, BgpNeighbor, 1)])
 def test_drafts_are_the_leading_fields_of_what_assembly_builds(draft: type, final: type, appended: int) -> None:
     # Assembly builds `final(*draft, <the appended fields>)`: the fields must line up by position.
     names = [f.name for f in dataclasses.fields(final)]

@@ -25,7 +25,7 @@ from fabricgen.plan.passes.expand import TierNode
 
 
 class PortDraft(NamedTuple):
-    """An `Interface` without its `speed_setting` and `pfc_headroom_bytes` (same fields, same order)."""
+    """An `Interface` without its `speed_setting`, `pfc_headroom_bytes` and `dcbx` (same fields, same order)."""
 
     name: str
     port: int
