@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from fabricgen import __version__
 from fabricgen.analyze.cli import analyze
@@ -84,6 +83,8 @@ def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
 
         sys.stdout.write(plan_json(checked.plan))
         return
+    from rich.console import Console
+
     from fabricgen.summary import print_growth, print_summary
 
     console = Console(highlight=False)
@@ -123,6 +124,7 @@ def models(inventory: Path | None, output_format: str) -> None:
         ]
         click.echo(json.dumps(rows, indent=1, sort_keys=True))
         return
+    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="Hardware catalog (fabricgen/data/catalog.yml)", title_justify="left", header_style="bold")
@@ -233,7 +235,7 @@ def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> d
     if not show or context.jobs > 1:
         return render_files(plan, context)
     files: dict[str, str] = {}
-    with Progress(console=err_console, transient=True) as progress:
+    with Progress(console=err_console.console, transient=True) as progress:
         task = progress.add_task(f"rendering {plan.name}", total=len(PRODUCERS))
         for producer in PRODUCERS:
             progress.update(task, description=f"rendering {plan.name}: {producer.__name__}")
