@@ -47,7 +47,8 @@ def slot_init(cls: _Cls) -> _Cls:
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__}: slot_init does not call __post_init__")
     source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
-    exec(source, names)  # the source is built above from the class's own field names
+    # The source is built above from the class's own field names; its file name tells profiles apart.
+    exec(compile(source, f"<slot_init {cls.__qualname__}>", "exec"), names)
     init = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     setattr(cls, "__init__", init)  # noqa: B010 - mypy refuses a direct assignment to __init__
