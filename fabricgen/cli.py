@@ -228,12 +228,12 @@ def progress_wanted() -> bool:
 
 def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> dict[str, str]:
     """Run the producers one by one, with a transient rich progress bar when `show`."""
-    from rich.progress import Progress
-
     from fabricgen.render import PRODUCERS, render_files
 
     if not show or context.jobs > 1:
         return render_files(plan, context)
+    from rich.progress import Progress
+
     files: dict[str, str] = {}
     with Progress(console=err_console.console, transient=True) as progress:
         task = progress.add_task(f"rendering {plan.name}", total=len(PRODUCERS))

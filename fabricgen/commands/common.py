@@ -5,6 +5,7 @@ and the main CLI import it without importing each other.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,14 @@ if TYPE_CHECKING:
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 70
 T = TypeVar("T")
+
+_FORCE_TERMINAL = frozenset({"FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"})
+"""Variables by which rich treats a stream that is not a TTY as a terminal."""
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
 
 
 class ErrorConsole:
@@ -39,6 +48,10 @@ class ErrorConsole:
 
     @property
     def is_terminal(self) -> bool:
+        """rich's answer; but a piped stderr that no variable rich reads forces to a terminal is
+        not one, and `render` asks this on every run (to show a progress bar or not)."""
+        if self._console is None and not _isatty(sys.stderr) and not _FORCE_TERMINAL.intersection(os.environ):
+            return False
         return self.console.is_terminal
 
     def print(self, *objects: Any, **options: Any) -> None:
