@@ -13,6 +13,12 @@ file's lines (split beforehand, untimed) and written into a fresh folder with no
 "x floor" is the pipeline's time over that floor's (validate + plan + render + write against
 join + write), as wall-clock and as CPU time (the fairer figure on a loaded machine). Peak memory is read before the floor runs, so it is the pipeline's alone.
 
+Peak memory, two ways: the largest single process (ru_maxrss of this process and of the
+largest `-j` worker), and the whole process tree together, sampled every 50 ms from /proc
+while the pipeline runs (`TreeMemory`): summed PSS (shared pages split between the processes
+sharing them: the memory the run holds) and summed RSS (shared pages counted in every process:
+an upper bound).
+
 After the full render the benchmark pins one leaf's ASN (a one-leaf change), renders again
 into the same folder and reports the time and how many files were rewritten (write.py keeps
 unchanged files as they are). Timings are wall-clock seconds on this machine; nothing here is
@@ -30,7 +36,10 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SIZES = ("2t-96", "3t-2", "3t-8", "3t-16", "3t-32", "3t-64")
@@ -80,6 +89,75 @@ def _peak_mb() -> float:
     return max(own, workers) / 1024
 
 
+class TreeMemory:
+    """Peak memory of this process and its live descendants (the `-j` workers) together,
+    sampled every `interval` seconds by a thread reading /proc (Linux).
+
+    Two sums: RSS, which counts a page shared by a forked worker and its parent in both (an
+    upper bound), and PSS (proportional set size, /proc/<pid>/smaps_rollup), which splits each
+    shared page between the processes sharing it, so the sum is the memory the tree holds. A
+    peak shorter than the interval can be missed; the per-process peak (ru_maxrss) is exact."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval = interval
+        self.peak_rss_mb = 0.0
+        self.peak_pss_mb = 0.0
+        self._stop = threading.Event()
+
+    @contextmanager
+    def sampling(self) -> Iterator[TreeMemory]:
+        thread = threading.Thread(target=self._run, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def sample(self) -> None:
+        rss = pss = 0.0
+        for pid in [os.getpid(), *_descendants(os.getpid())]:
+            rss += _kb(f"/proc/{pid}/status", "VmRSS:")
+            pss += _kb(f"/proc/{pid}/smaps_rollup", "Pss:")
+        self.peak_rss_mb = max(self.peak_rss_mb, rss / 1024)
+        self.peak_pss_mb = max(self.peak_pss_mb, pss / 1024)
+
+
+def _descendants(root: int) -> list[int]:
+    """Live processes below `root`, from each process's parent id in /proc/<pid>/stat."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as handle:
+                    fields = handle.read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found.extend(children)
+        frontier = children
+    return found
+
+
+def _kb(path: str, key: str) -> float:
+    """A `Key:   123 kB` line of a /proc file; 0 when the process has gone."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(key):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return 0.0
+
+
 def _cpu_seconds() -> float:
     """CPU time of this process and its reaped `-j` workers: on a shared machine the fairer
     number next to wall-clock time."""
@@ -122,6 +200,9 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     out = work / "out"
     source.write_text(inventory(size), encoding="utf-8")
 
+    cpus: dict[str, float] = {}
+    """CPU seconds of the render (workers included) and of the write, of the last pipeline run."""
+
     def pipeline() -> tuple[dict[str, float], object, dict[str, str], tuple[int, int]]:
         times: dict[str, float] = {}
         start = time.perf_counter()
@@ -137,17 +218,21 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         findings = [d for d in check_plan(plan, inputs) + check_planned(plan, doc, document.source) if d.is_error]
         assert not findings, findings[:3]
         times["plan"] = time.perf_counter() - start
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         files = render_files(plan, RenderContext(jobs=jobs))
         times["render"] = time.perf_counter() - start
-        start = time.perf_counter()
+        cpus["render_cpu"] = _cpu_seconds() - cpu
+        start, cpu = time.perf_counter(), _cpu_seconds()
         summary = write_tree(out, files)
         times["write"] = time.perf_counter() - start
+        cpus["write_cpu"] = _cpu_seconds() - cpu
         written = [*summary.added, *summary.changed]
         return times, plan, files, (len(written), sum(len(files[rel]) for rel in written))
 
     cpu_start = _cpu_seconds()
-    times, plan, rendered, _written = pipeline()
+    with TreeMemory().sampling() as tree:
+        times, plan, rendered, _written = pipeline()
+    first_cpus = dict(cpus)
     total = sum(times.values())
     cpu = _cpu_seconds() - cpu_start
     peak_mb = _peak_mb()
@@ -170,8 +255,11 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         **{k: round(v, 3) for k, v in times.items()},
         "total": round(total, 3),
         "cpu": round(cpu, 3),
+        **{k: round(v, 3) for k, v in first_cpus.items()},
         "ms_per_switch": round(total / len(devices) * 1000, 3),
         "peak_mb": round(peak_mb, 1),
+        "peak_sum_rss_mb": round(tree.peak_rss_mb, 1),
+        "peak_sum_pss_mb": round(tree.peak_pss_mb, 1),
         "output_mb": round(output_mb, 1),
         "floor": round(floor, 3),
         "x_floor": round(total / floor, 2),
@@ -210,9 +298,12 @@ def main() -> None:
         "write s",
         "total s",
         "CPU s",
+        "render CPU s",
+        "write CPU s",
         "ms/switch",
         "µs/link",
-        "peak MB",
+        "peak MB (largest process)",
+        "peak MB summed (PSS / RSS)",
         "output MB",
         "floor s",
         "x floor",
@@ -235,7 +326,7 @@ def main() -> None:
     for r in rows:
         cells = (
             r["size"], f"{r['switches']:,}", f"{r['gpu_ports']:,}", r["validate"], r["plan"], r["render"], r["write"],
-            r["total"], r["cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']} ({r['rewritten_mb']} MB)",
+            r["total"], r["cpu"], r["render_cpu"], r["write_cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], f"{r['peak_sum_pss_mb']} / {r['peak_sum_rss_mb']}", r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']} ({r['rewritten_mb']} MB)",
         )  # fmt: skip
         print("| " + " | ".join(str(c) for c in cells) + " |")
     per = [float(r["ms_per_switch"]) for r in rows]

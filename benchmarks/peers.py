@@ -153,6 +153,7 @@ def run_fabricgen(out: Path) -> dict[str, float]:
     from fabricgen.checks import check_plan
     from fabricgen.loader import load_inventory
     from fabricgen.plan.build import build_plan
+    from fabricgen.plan.inputs import inputs_of
     from fabricgen.render import RenderContext, render_files
     from fabricgen.schema import apply_defaults, validate_document
     from fabricgen.write import write_tree
@@ -163,8 +164,9 @@ def run_fabricgen(out: Path) -> dict[str, float]:
     document = load_inventory(source)
     assert not validate_document(document.data, document.source)
     doc = apply_defaults(document.data)
-    plan = build_plan(doc, document.source)
-    assert not [d for d in check_plan(plan, doc, document.source) if d.is_error]
+    inputs = inputs_of(doc, document.source)
+    plan = build_plan(inputs)
+    assert not [d for d in check_plan(plan, inputs) if d.is_error]
     files = render_files(plan, RenderContext())
     write_tree(out, files)
     return {"files": float(len(files))} | _usage(start)

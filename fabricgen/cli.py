@@ -29,6 +29,13 @@ if TYPE_CHECKING:
     from fabricgen.write import WriteSummary
 
 INVENTORY = click.argument("inventory", type=click.Path(path_type=Path))
+TEMPLATES = click.option(
+    "--templates",
+    "template_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder of override templates (repeatable)",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -140,13 +147,7 @@ def models(inventory: Path | None, output_format: str) -> None:
 @INVENTORY
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Output folder [default: build/<fabric>]")
 @click.option("--limit", help="Render only these devices (comma-separated names); other files stay as they are")
-@click.option(
-    "--templates",
-    "template_dirs",
-    multiple=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Folder of override templates (repeatable)",
-)
+@TEMPLATES
 @click.option(
     "--check", is_flag=True, help="Change nothing; exit 1 and list the differences when the output is not what the inventory renders to"
 )
@@ -280,13 +281,7 @@ def json_summary(fabric: str, out: Path, summary: WriteSummary, *, check: bool) 
     type=click.Path(path_type=Path),
     help="With --running: where remediation/ and rollback/ go [default: the folder above --running]",
 )
-@click.option(
-    "--templates",
-    "template_dirs",
-    multiple=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Folder of override templates (repeatable)",
-)
+@TEMPLATES
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON (same as --format json)")
 @click.option(
     "--format",

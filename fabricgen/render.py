@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
-from fabricgen.artifacts import ARTIFACT_PRODUCERS
+from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox
 from fabricgen.catalog import catalog_data, platforms
 from fabricgen.context import Producer as Producer
 from fabricgen.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
@@ -21,11 +21,11 @@ from fabricgen.model import Device, Plan
 from fabricgen.parallel import fan_out, run_units, slices
 from fabricgen.serialize import plan_fragments
 from fabricgen.templating import environment
-from fabricgen.yamlemit import yaml_text
+from fabricgen.yamlemit import block_scalar, yaml_text
 
 _UNTIDY = re.compile(r"[^\S\n]\n|\n\n\n|[^\S\n]\Z")
-_ASCII_TRAILING = tuple(f"{c}\n" for c in " \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
-"""Every ASCII character str.rstrip() strips, followed by a line end."""
+_ASCII_RARE_BLANKS = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"
+"""Every ASCII character str.rstrip() strips besides the space and the line end."""
 
 
 def tidy(text: str) -> str:
@@ -49,8 +49,10 @@ def tidy(text: str) -> str:
 def _is_tidy(text: str) -> bool:
     if not text.endswith("\n") or text.endswith("\n\n") or text.startswith("\n") or "\n\n\n" in text:
         return False
-    if text.isascii():
-        return not any(pair in text for pair in _ASCII_TRAILING)
+    if text.isascii() and not any(blank in text for blank in _ASCII_RARE_BLANKS):
+        # Single characters are found with memchr; the rare blanks are then absent, so only a
+        # space can end a line: one two-character scan instead of one per blank character.
+        return " \n" not in text
     return not _UNTIDY.search(text)
 
 
@@ -160,21 +162,8 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
     for device in plan.devices:
         if by_name[device.platform].transport != "roce" or not context.selected(device):
             continue
-        data = {
-            "fabricgen_config": f"configs/{device.name}.cfg",
-            "fabricgen_bgp_neighbors": [
-                {"address": n.address, "remote_asn": n.remote_asn, "peer": n.peer_device, "peer_interface": n.peer_interface}
-                for n in device.bgp_neighbors
-            ],
-            "fabricgen_fabric_interfaces": [i.name for i in device.interfaces if i.role in ("uplink", "downlink")],
-            "fabricgen_roce_interfaces": [i.name for i in device.interfaces if i.roce],
-            "fabricgen_lldp_plan": [
-                {"interface": i.name, "peer": i.peer_device, "peer_interface": i.peer_interface}
-                for i in device.interfaces
-                if i.role in ("uplink", "downlink") and i.peer_device
-            ],
-        }
-        files[f"ansible/host_vars/{device.name}.yml"] = header + yaml_text(data, width=200)
+        text = _host_vars_text(device)
+        files[f"ansible/host_vars/{device.name}.yml"] = header + (text if text is not None else yaml_text(_host_vars(device), width=200))
     if plan.infiniband:
         for sm in plan.infiniband.subnet_managers:
             data_sm = {"fabricgen_opensm_dir": f"opensm/{sm.host}"}
@@ -182,8 +171,86 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
     return files
 
 
+def _host_vars(device: Device) -> dict[str, Any]:
+    """A switch's host_vars as data (keys sorted when written)."""
+    return {
+        "fabricgen_config": f"configs/{device.name}.cfg",
+        "fabricgen_bgp_neighbors": [
+            {"address": n.address, "remote_asn": n.remote_asn, "peer": n.peer_device, "peer_interface": n.peer_interface}
+            for n in device.bgp_neighbors
+        ],
+        "fabricgen_fabric_interfaces": [i.name for i in device.interfaces if i.role in ("uplink", "downlink")],
+        "fabricgen_roce_interfaces": [i.name for i in device.interfaces if i.roce],
+        "fabricgen_lldp_plan": [
+            {"interface": i.name, "peer": i.peer_device, "peer_interface": i.peer_interface}
+            for i in device.interfaces
+            if i.role in ("uplink", "downlink") and i.peer_device
+        ],
+    }
+
+
+def _host_vars_text(device: Device) -> str | None:
+    """`yaml_text(_host_vars(device), width=200)` written straight from the plan, keys in sorted
+    order, one f-string per list item, without building the data first: at 5,000 switches this
+    is three million lines. None when a string needs the general writer (a space or a line
+    break: no plan name has one); a test pins equality with `yaml_text`."""
+    fabric = [i for i in device.interfaces if i.role in ("uplink", "downlink")]
+    try:
+        neighbors = [
+            f"- address: {_scalar(n.address)}\n  peer: {_scalar(n.peer_device)}\n"
+            f"  peer_interface: {_scalar(n.peer_interface)}\n  remote_asn: {n.remote_asn}\n"
+            for n in device.bgp_neighbors
+        ]
+        config = f"fabricgen_config: {_scalar(f'configs/{device.name}.cfg')}\n"
+        fabric_names = [f"- {_scalar(i.name)}\n" for i in fabric]
+        lldp = [
+            f"- interface: {_scalar(i.name)}\n  peer: {_scalar(i.peer_device)}\n  peer_interface: {_scalar(i.peer_interface)}\n"
+            for i in fabric
+            if i.peer_device
+        ]
+        roce = [f"- {_scalar(i.name)}\n" for i in device.interfaces if i.roce]
+    except _NeedsGeneralWriter:
+        return None
+    return "".join(
+        (
+            _yaml_list("fabricgen_bgp_neighbors", neighbors),
+            config,
+            _yaml_list("fabricgen_fabric_interfaces", fabric_names),
+            _yaml_list("fabricgen_lldp_plan", lldp),
+            _yaml_list("fabricgen_roce_interfaces", roce),
+        )
+    )
+
+
+class _NeedsGeneralWriter(Exception):
+    """A string that block_scalar cannot write on its own."""
+
+
+_WRITTEN: dict[str, str] = {}
+"""block_scalar's answers, looked up here first (one dictionary lookup per scalar)."""
+
+
+def _scalar(value: str) -> str:
+    text = _WRITTEN.get(value)
+    if text is None:
+        written = block_scalar(value)
+        if written is None:
+            raise _NeedsGeneralWriter(value)
+        text = _WRITTEN[value] = written
+    return text
+
+
+def _yaml_list(key: str, items: list[str]) -> str:
+    """A block sequence under `key` (items written already), `[]` when empty."""
+    return f"{key}:\n{''.join(items)}" if items else f"{key}: []\n"
+
+
 PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, ansible_host_vars, *ARTIFACT_PRODUCERS, opensm_files)
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})
+_SHARING_CABLES: tuple[Producer, ...] = (cabling, bom, netbox)
+"""Producers that read `fabricgen.plan.media.cables(plan)`, memoised per process: with `-j N` they run
+as one unit, so one worker derives the cables once instead of each worker again (at 5,000
+switches that derivation is seconds)."""
 """Producers whose text is tidy by construction (orjson never writes trailing blanks): at
 5,000 switches the plan fragments are ~200 MB, and scanning them again costs time."""
 
@@ -212,6 +279,9 @@ def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str,
 def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Producer, ...]) -> dict[str, str]:
     local: list[Callable[[], dict[str, str]]] = []
     units: list[Callable[[], dict[str, str]]] = []
+    sharing = tuple(p for p in producers if p in _SHARING_CABLES)
+    if sharing:
+        units.append(partial(_tidied_all, sharing, plan, context))
     for producer in producers:
         if producer in _TIDY_BY_CONSTRUCTION:
             local.append(partial(_tidied, producer, plan, context))
@@ -219,9 +289,16 @@ def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Produc
             chosen = _chosen_devices(plan, context)
             for start, stop in slices(len(chosen), context.jobs * 2):
                 units.append(partial(_render_devices, (plan, context, chosen), start, stop))
-        else:
+        elif producer not in sharing:
             units.append(partial(_tidied, producer, plan, context))
     return run_units(units, context.jobs, local)
+
+
+def _tidied_all(producers: tuple[Producer, ...], plan: Plan, context: RenderContext) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for producer in producers:
+        files.update(_tidied(producer, plan, context))
+    return files
 
 
 def leftovers(text: str) -> list[str]:

@@ -17,7 +17,6 @@ sort_keys=True, ensure_ascii=False)` to the byte (tested), keys sorted in datacl
 from __future__ import annotations
 
 import dataclasses
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -28,23 +27,36 @@ from fabricgen.model import Plan
 _OPTIONS = (
     orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS
 )
-_GETTERS: dict[type, tuple[tuple[str, ...], Callable[[Any], Any]]] = {}
+_AS_DICT: dict[type, Callable[[Any], dict[str, Any]]] = {}
 
 
 def _fields_as_dict(value: Any) -> dict[str, Any]:
     """orjson's hook for dataclasses: a dict, so that OPT_SORT_KEYS sorts their keys too
-    (orjson writes dataclass fields in declaration order). One C-level attrgetter per class:
-    this hook runs for every interface, link and neighbor of the plan."""
+    (orjson writes dataclass fields in declaration order). It runs for every interface, link
+    and neighbor of the plan (over a million times at 5,000 switches), so each class gets one
+    generated function that builds its dict as a literal, keys already in sorted order: about
+    twice as fast as pairing names with an attrgetter's values."""
     cls = type(value)
-    known = _GETTERS.get(cls)
-    if known is None:
+    as_dict = _AS_DICT.get(cls)
+    if as_dict is None:
         if not dataclasses.is_dataclass(value):
             raise TypeError(f"cannot serialise {cls.__name__}")
-        names = tuple(f.name for f in dataclasses.fields(value))
-        known = _GETTERS[cls] = (names, operator.attrgetter(*names))
-    names, getter = known
-    values = getter(value)
-    return dict(zip(names, values, strict=True)) if len(names) > 1 else {names[0]: values}
+        as_dict = _AS_DICT[cls] = _dict_builder(sorted(f.name for f in dataclasses.fields(value)))
+    return as_dict(value)
+
+
+def _dict_builder(names: list[str]) -> Callable[[Any], dict[str, Any]]:
+    """`lambda value: {"a": value.a, "b": value.b}` for field names (identifiers, from the
+    dataclass itself, so the generated source holds nothing from the inventory).
+
+    >>> _dict_builder(["imag", "real"])(complex(1, 2))
+    {'imag': 2.0, 'real': 1.0}
+    """
+    if not all(name.isidentifier() for name in names):
+        raise TypeError(f"not field names: {names}")
+    source = "lambda value: {" + ", ".join(f"{name!r}: value.{name}" for name in names) + "}"
+    built: Callable[[Any], dict[str, Any]] = eval(source, {"__builtins__": {}})  # identifiers only, checked above
+    return built
 
 
 def to_data(value: Any) -> Any:

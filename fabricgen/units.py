@@ -13,6 +13,9 @@ the schema's patterns guarantee the canonical shape, so the parsers below only c
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
 
 SPEED_PATTERN = r"^[1-9][0-9]{0,4}G$"
 SIZE_PATTERN = r"^[0-9]{1,9}(B|KB|MB)$"
@@ -43,88 +46,86 @@ def length_m(text: str) -> float:
 # the schema sees them (so every later stage, and every output, shows the canonical form).
 # What could mean two different things is refused with the reason, never guessed.
 
-_NUMBER = r"\s*([0-9]+(?:\.[0-9]+)?)\s*"
-_SPEED_UNITS = {"g", "gb", "gbps", "gb/s", "gbit", "gbit/s", "gbe"}
-_LENGTH_UNITS = {"m", "meter", "meters", "metre", "metres"}
+
+@dataclass(frozen=True)
+class UnitTable:
+    """How people write one kind of quantity. `refused` is checked first: each entry is the
+    spellings that could mean two things and the reason, a template over `text`, `number` and
+    `UNIT` (the unit upper-cased). A lower-case spelling matches in any case, one with a capital
+    only as written: `GB` (gigabytes) is refused as a speed while `Gb` and `gb` are accepted.
+    `accepted` maps a lower-case spelling to the canonical unit; `whole` says the canonical form
+    takes whole numbers only (a decimal is left for the schema's pattern to refuse)."""
+
+    accepted: Mapping[str, str]
+    refused: tuple[tuple[frozenset[str], str], ...]
+    whole: bool = False
 
 
-def _split(text: str) -> tuple[str, str] | None:
-    match = re.fullmatch(_NUMBER + r"([A-Za-z/]*)\s*", text)
-    return (match.group(1), match.group(2)) if match else None
+SPEED = UnitTable(
+    dict.fromkeys(("g", "gb", "gbps", "gb/s", "gbit", "gbit/s", "gbe"), "G"),
+    (
+        (frozenset({"GB", "gB"}), "{text!r} reads as gigabytes; link speeds are in Gbit/s: write {number}G"),
+        (frozenset({"t", "tb", "tbps", "m", "mb", "mbps"}), "{text!r}: speeds are written in Gbit/s, e.g. 400G"),
+    ),
+    whole=True,
+)
+SIZE = UnitTable(
+    {"b": "B", "kb": "KB", "mb": "MB"},
+    (
+        (frozenset({"kib", "mib"}), "{text!r} counts 1024s; fabricgen's KB and MB are 1000 and 1000000 bytes, as the switches take them"),
+        (frozenset({"Kb", "Mb"}), "{text!r} could be kilobits or kilobytes: write {number}{UNIT} (1 KB = 1000 bytes)"),
+    ),
+    whole=True,
+)
+LENGTH = UnitTable(
+    dict.fromkeys(("m", "meter", "meters", "metre", "metres"), "m"),
+    ((frozenset({"ft", "feet", "foot"}), "{text!r}: lengths are in metres, e.g. 30m"),),
+)
+COUNT = UnitTable(
+    {"k": "K", "m": "M", "b": "B", "t": "T"},  # decimal: thousand, million, billion, trillion
+    ((frozenset({"g", "bn", "mm"}), "{text!r} is ambiguous: write thousands, millions, billions, trillions as K, M, B, T (70B)"),),
+)
+
+_QUANTITY = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z/]*)\s*")
 
 
-def normalise_speed(text: str) -> tuple[str, str]:
-    """(canonical, "") or (text, why it is refused). `400g`, `400 G`, `400Gbps` -> `400G`.
+def normalise(table: UnitTable, text: str) -> tuple[str, str]:
+    """(canonical, "") or (text, why it is refused); (text, "") when `text` is not a number
+    with a unit the table knows, so the schema's pattern reports it as usual.
 
-    >>> normalise_speed("400 g")
-    ('400G', '')
-    >>> normalise_speed("400GB")[1]
+    >>> normalise(SPEED, "400 g"), normalise(SPEED, " 400 Gbps "), normalise(SPEED, "400.5G")
+    (('400G', ''), ('400G', ''), ('400.5G', ''))
+    >>> normalise(SPEED, "400GB")[1]
     "'400GB' reads as gigabytes; link speeds are in Gbit/s: write 400G"
-    """
-    parts = _split(text)
-    if parts is None:
-        return text, ""
-    number, unit = parts
-    if unit in ("GB", "gB"):
-        return text, f"{text!r} reads as gigabytes; link speeds are in Gbit/s: write {number}G"
-    if unit.lower() in _SPEED_UNITS and "." not in number:
-        return f"{number}G", ""
-    if unit.lower() in ("t", "tb", "tbps", "m", "mb", "mbps"):
-        return text, f"{text!r}: speeds are written in Gbit/s, e.g. 400G"
-    return text, ""
-
-
-def normalise_size(text: str) -> tuple[str, str]:
-    """(canonical, "") or (text, why it is refused). `100 KB`, `1mb`, `150kB` -> `100KB`, `1MB`,
-    `150KB`; `Kb`/`Mb` (kilo-/megabits) and `KiB`/`MiB` (1024) are refused.
-
-    >>> normalise_size("1mb")
-    ('1MB', '')
-    >>> normalise_size("100 Kb")[1]
+    >>> normalise(SPEED, "1.6T")[1]
+    "'1.6T': speeds are written in Gbit/s, e.g. 400G"
+    >>> normalise(SIZE, "1mb"), normalise(SIZE, "150kB"), normalise(SIZE, "1.5MB")
+    (('1MB', ''), ('150KB', ''), ('1.5MB', ''))
+    >>> normalise(SIZE, "100 Kb")[1]
     "'100 Kb' could be kilobits or kilobytes: write 100KB (1 KB = 1000 bytes)"
+    >>> normalise(SIZE, "1MiB")[1]
+    "'1MiB' counts 1024s; fabricgen's KB and MB are 1000 and 1000000 bytes, as the switches take them"
+    >>> normalise(LENGTH, "30 M"), normalise(LENGTH, "2.5 Metres"), normalise(LENGTH, "10 ft")[1]
+    (('30m', ''), ('2.5m', ''), "'10 ft': lengths are in metres, e.g. 30m")
+    >>> normalise(COUNT, "70b"), normalise(COUNT, "1.5t"), normalise(COUNT, "70bn")[1]
+    (('70B', ''), ('1.5T', ''), "'70bn' is ambiguous: write thousands, millions, billions, trillions as K, M, B, T (70B)")
+    >>> normalise(COUNT, "seventy"), normalise(COUNT, "70 parsecs")
+    (('seventy', ''), ('70 parsecs', ''))
     """
-    parts = _split(text)
-    if parts is None:
+    match = _QUANTITY.fullmatch(text)
+    if match is None:
         return text, ""
-    number, unit = parts
-    if unit.lower() in ("kib", "mib"):
-        return text, f"{text!r} counts 1024s; fabricgen's KB and MB are 1000 and 1000000 bytes, as the switches take them"
-    if unit in ("Kb", "Mb"):
-        return text, f"{text!r} could be kilobits or kilobytes: write {number}{unit.upper()} (1 KB = 1000 bytes)"
-    if unit.lower() in ("b", "kb", "mb") and "." not in number:
-        return f"{number}{unit.upper()}", ""
-    return text, ""
-
-
-def normalise_length(text: str) -> tuple[str, str]:
-    """`30 m`, `2.5 metres` -> `30m`, `2.5m`; feet are refused.
-
-    >>> normalise_length("30 M")
-    ('30m', '')
-    """
-    parts = _split(text)
-    if parts is None:
+    number, unit = match.groups()
+    for spellings, why in table.refused:
+        if unit in spellings or unit.lower() in spellings:
+            return text, why.format(text=text, number=number, UNIT=unit.upper())
+    canonical = table.accepted.get(unit.lower())
+    if canonical is None or (table.whole and "." in number):
         return text, ""
-    number, unit = parts
-    if unit.lower() in _LENGTH_UNITS:
-        return f"{number}m", ""
-    if unit.lower() in ("ft", "feet", "foot"):
-        return text, f"{text!r}: lengths are in metres, e.g. 30m"
-    return text, ""
+    return f"{number}{canonical}", ""
 
 
-def normalise_count(text: str) -> tuple[str, str]:
-    """`70b`, `4 m`, `1.5t` -> `70B`, `4M`, `1.5T` (decimal: thousand, million, billion, trillion).
-
-    >>> normalise_count("70b")
-    ('70B', '')
-    """
-    parts = _split(text)
-    if parts is None:
-        return text, ""
-    number, unit = parts
-    if unit.lower() in ("k", "m", "b", "t"):
-        return f"{number}{unit.upper()}", ""
-    if unit.lower() in ("g", "bn", "mm"):
-        return text, f"{text!r} is ambiguous: write thousands, millions, billions, trillions as K, M, B, T (70B)"
-    return text, ""
+normalise_speed = partial(normalise, SPEED)
+normalise_size = partial(normalise, SIZE)
+normalise_length = partial(normalise, LENGTH)
+normalise_count = partial(normalise, COUNT)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -57,6 +58,11 @@ class WriteSummary:
         return bool(self.added or self.changed or self.removed)
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.+-]*)*\Z")
+"""Relative, normalised, every part starting with a letter, digit or `_` (so no `..`, no `~`,
+no reserved dot-name, no control character): safe as it is."""
+
+
 def safe_relative(path: str) -> str:
     """Refuse absolute paths, '..', fabricgen's own bookkeeping names, and anything that would
     land outside the output folder.
@@ -64,6 +70,8 @@ def safe_relative(path: str) -> str:
     >>> safe_relative("configs/leaf01.cfg")
     'configs/leaf01.cfg'
     """
+    if _PLAIN_PATH.match(path):
+        return path  # the common case, decided without building a PurePosixPath (18,000 paths a run)
     pure = PurePosixPath(path)
     if (
         pure.is_absolute()
@@ -101,7 +109,8 @@ def compare(out: Path, files: dict[str, str]) -> WriteSummary:
 
 
 _CHUNK = 1 << 24
-"""Characters compared at a time: a 340 MB plan.json is never held twice as bytes."""
+"""Characters compared or encoded at a time: a large file (a cabling table, the fabric's plan
+fragment at 5,000 switches) is never held a second time whole as bytes."""
 
 
 def _same(path: Path, content: str) -> bool | None:
@@ -306,7 +315,7 @@ def _make_folder(root: Path, rel: str, made: set[str]) -> None:
 
 def _write_text(path: Path, text: str) -> None:
     """UTF-8 with the text's own "\n" line ends on every OS, encoded a chunk at a time so a
-    340 MB plan.json is not held twice. Created 0666 minus the umask."""
+    large file is not held twice. Created 0666 minus the umask."""
     with path.open("wb") as handle:
         for start in range(0, len(text), _CHUNK):
             handle.write(text[start : start + _CHUNK].encode("utf-8"))

@@ -6,7 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
+from fabricgen.cli import main
 from fabricgen.infiniband.sim import missing_tools
 from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
@@ -15,12 +17,24 @@ from tests.conftest import EXAMPLES, ROOT
 
 IB_HDR = EXAMPLES / "ib-hdr"
 
-LARGE = """\
-fabric: {name: ibl, transport: infiniband}
-spines: {count: 20, model: nvidia-qm8790, name: "ibl-spine{index:02d}"}
-leaves: {count: 40, model: nvidia-qm8790, name: "ibl-leaf{index:02d}"}
-uplinks: {per_spine: 1}
-servers: {per_leaf: 20, ports_per_server: 1, name: "ibl-gpu{leaf_index:02d}{index:02d}"}
+
+def ib_fabric(name: str, *, spines: int, leaves: int, per_spine: int, servers: str, model: str = "nvidia-qm8790") -> str:
+    """The lines every small InfiniBand test inventory starts with: fabric `name`, switches named
+    `{name}-spine01`, `{name}-leaf01`, ..., and `servers` as given (where the tests differ)."""
+    return (
+        f"fabric: {{name: {name}, transport: infiniband}}\n"
+        f'spines: {{count: {spines}, model: {model}, name: "{name}-spine{{index:02d}}"}}\n'
+        f'leaves: {{count: {leaves}, model: {model}, name: "{name}-leaf{{index:02d}}"}}\n'
+        f"uplinks: {{per_spine: {per_spine}}}\n"
+        f"servers: {{{servers}}}\n"
+    )
+
+
+LARGE = (
+    ib_fabric(
+        "ibl", spines=20, leaves=40, per_spine=1, servers='per_leaf: 20, ports_per_server: 1, name: "ibl-gpu{leaf_index:02d}{index:02d}"'
+    )
+    + """\
 subnet_managers:
   - {host: ibl-gpu0101, priority: 15}
   - {host: ibl-gpu4020, priority: 14}
@@ -28,13 +42,12 @@ partitions:
   - {name: t1, pkey: 0x0101, members: ["ibl-gpu0*"]}
   - {name: t2, pkey: 0x0102, members: ["ibl-gpu1*", "ibl-gpu2*"], membership: limited}
 """
+)
 
-RAIL_SM_ON_SERVER = """\
-fabric: {name: ibr, transport: infiniband}
-spines: {count: 2, model: nvidia-qm8790, name: "ibr-spine{index:02d}"}
-leaves: {count: 4, model: nvidia-qm8790, name: "ibr-leaf{index:02d}"}
-uplinks: {per_spine: 4}
-servers: {attachment: rail, per_leaf: 8, ports_per_server: 4, rails: 4, name: "ibr-su{unit}-gpu{index:02d}"}
+RAIL_SERVERS = 'attachment: rail, per_leaf: 8, ports_per_server: 4, rails: 4, name: "ibr-su{unit}-gpu{index:02d}"'
+RAIL_SM_ON_SERVER = (
+    ib_fabric("ibr", spines=2, leaves=4, per_spine=4, servers=RAIL_SERVERS)
+    + """\
 subnet_managers:
   - {host: ibr-su1-gpu01, priority: 15}
   - {host: ibr-su1-gpu08, priority: 14}
@@ -44,6 +57,7 @@ partitions:
   - {name: t3, pkey: 0x0a03, members: ["ibr-su1-gpu0[1-2]"], ipoib: true, sl: 2}
 qos: {enabled: true, max_vls: 4}
 """
+)
 """Rail-optimised, the SMs on servers: the master's port is in t1 as a limited member by plan."""
 
 needs_sim = pytest.mark.skipif(
@@ -60,6 +74,22 @@ def write_inventory(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "fabric.yml"
     path.write_text(text)
     return path
+
+
+def plan_of(tmp_path: Path, text: str) -> Plan:
+    """The plan of inventory `text` (written to `tmp_path`/fabric.yml, as a user's file would be)."""
+    return load_and_plan(write_inventory(tmp_path, text)).plan
+
+
+def cli(*args: str | Path) -> Result:
+    """`fabricgen ARGS...` in-process, as the user types it."""
+    return CliRunner().invoke(main, [str(arg) for arg in args])
+
+
+def render_cli(tmp_path: Path, text: str) -> tuple[Result, Path]:
+    """`fabricgen render fabric.yml -o out -q` for inventory `text`: the result and the output folder."""
+    out = tmp_path / "out"
+    return cli("render", write_inventory(tmp_path, text), "-o", out, "-q"), out
 
 
 def copy_example(tmp_path: Path) -> Path:
@@ -82,4 +112,19 @@ def drop_cable(net: str, a: str, a_port: int, z: str, z_port: int) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["IB_HDR", "LARGE", "RAIL_SM_ON_SERVER", "ROOT", "copy_example", "drop_cable", "needs_sim", "plan_and_files", "write_inventory"]
+__all__ = [
+    "IB_HDR",
+    "LARGE",
+    "RAIL_SERVERS",
+    "RAIL_SM_ON_SERVER",
+    "ROOT",
+    "cli",
+    "copy_example",
+    "drop_cable",
+    "ib_fabric",
+    "needs_sim",
+    "plan_and_files",
+    "plan_of",
+    "render_cli",
+    "write_inventory",
+]

@@ -70,3 +70,21 @@ def blocks(config: str, pattern: str) -> str:
         elif depth is not None:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+SAMPLE_ABOVE = 32
+"""Inventories with more switches than this are read back on a sample (cluster-3tier: 34 of 256)."""
+
+
+def sample(devices: list[Device]) -> list[Device]:
+    """Every switch of a small inventory; of a larger one, the first and the last switch of each
+    role, platform, model and pod. Every switch of a role comes from the same templates with
+    data of the same shape, and the first and last of each pod hold its first and last address
+    blocks, ASNs and ports: parsing the 222 switches in between (each through four or five
+    Ansible modules) repeats those checks (in tests/test_render_parsers.py, three quarters of its time)."""
+    if len(devices) <= SAMPLE_ABOVE:
+        return devices
+    groups: dict[tuple[str, str, str, int], list[Device]] = {}
+    for device in devices:
+        groups.setdefault((device.role, device.platform, device.model, device.pod), []).append(device)
+    return [device for group in groups.values() for device in (group[:1] + group[-1:] if len(group) > 1 else group)]

@@ -15,7 +15,7 @@ from fabricgen.analyze.planview import fabric_of
 from fabricgen.analyze.topology import TopologyError, place
 from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
-from tests.conftest import EXAMPLES
+from tests.conftest import example_plan
 
 
 def inventory(
@@ -101,7 +101,7 @@ def test_placement_is_truthful_about_leaves(tmp_path: Path) -> None:
 def test_rail_example_spans_rail_leaves() -> None:
     """pod-rail: 2 units x 32 servers, NIC i on the unit's rail leaf i. One unit's 256 GPUs sit
     on 8 leaves (the old placement line said "1 leaf"), both units on all 16."""
-    fabric = fabric_of(load_and_plan(EXAMPLES / "pod-rail").plan)
+    fabric = fabric_of(example_plan("pod-rail"))
     assert fabric.rails == 8
     assert fabric.port_leaf[:8].tolist() == list(range(8))
     unit = place(fabric, 256, 8)
@@ -113,7 +113,7 @@ def test_rail_example_spans_rail_leaves() -> None:
 def test_three_tier_example_tables() -> None:
     """cluster-3tier: 8 pods x 16 leaves x 8 spines x 4 cables; spine j of every pod in plane j
     with 8 super-spines x 4 cables of 800G (numbers from the inventory's comments)."""
-    fabric = fabric_of(load_and_plan(EXAMPLES / "cluster-3tier").plan)
+    fabric = fabric_of(example_plan("cluster-3tier"))
     assert fabric.tiers == 3 and fabric.pods == 8
     assert fabric.leaf_up.shape == (128, 8, 4)
     assert fabric.spine_down.shape == (64, 16, 4)

@@ -20,7 +20,7 @@ from fabricgen.artifacts.lab import lab, topology
 from fabricgen.cli import main
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, example_plan
 
 SCHEMA = ROOT / "tests" / "data" / "containerlab.schema.json"
 
@@ -40,7 +40,7 @@ def _errors(document: Any) -> list[str]:
 
 @pytest.mark.parametrize("name", ["pod-roce-400g", "pod-mixed"])
 def test_topology_is_valid_containerlab(name: str) -> None:
-    plan = load_and_plan(EXAMPLES / name).plan
+    plan = example_plan(name)
     files = lab(plan, RenderContext())
     (text,) = files.values()
     document = yaml.safe_load(text)
@@ -51,14 +51,14 @@ def test_topology_is_valid_containerlab(name: str) -> None:
 
 def test_schema_rejects_a_wrong_kind() -> None:
     """The validator really validates: containerlab's schema knows `arista_ceos`, not `ceos`."""
-    document, _ = topology(load_and_plan(EXAMPLES / "pod-roce-400g").plan)
+    document, _ = topology(example_plan("pod-roce-400g"))
     first = next(iter(document["topology"]["nodes"].values()))
     first["kind"] = "ceos"
     assert any("ceos" in e for e in _errors(document))
 
 
 def test_interface_names_map_front_panel_ports() -> None:
-    plan = load_and_plan(EXAMPLES / "pod-mixed").plan
+    plan = example_plan("pod-mixed")
     document, left_out = topology(plan)
     assert left_out == 0
     endpoints = {e for link in document["topology"]["links"] for e in link["endpoints"]}
@@ -85,7 +85,7 @@ def test_rendered_lab_points_at_rendered_configs(tmp_path: Path) -> None:
 
 
 def test_infiniband_has_no_lab() -> None:
-    assert lab(load_and_plan(EXAMPLES / "ib-hdr").plan, RenderContext()) == {}
+    assert lab(example_plan("ib-hdr"), RenderContext()) == {}
 
 
 def test_breakouts_a_kind_cannot_emulate_are_left_out_and_counted(tmp_path: Path) -> None:

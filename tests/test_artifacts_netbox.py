@@ -9,15 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+from functools import cache
 from typing import Any
 
 import pytest
 
 from fabricgen.artifacts import cabling, netbox
 from fabricgen.model import Plan
-from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, example_plan
 
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "fabric.yml").is_file())
 FORMS: dict[str, Any] = json.loads((ROOT / "tests" / "data" / "netbox_import_forms.json").read_text(encoding="utf-8"))["forms"]
@@ -126,10 +126,16 @@ def _import(plan: Plan) -> NetBox:
     return box
 
 
+@cache
+def _imported(name: str) -> NetBox:
+    """The NetBox store after importing example NAME's files (built once; the tests only read it)."""
+    return _import(example_plan(name))
+
+
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_netbox_import_round_trip(name: str) -> None:
-    plan = load_and_plan(EXAMPLES / name).plan
-    box = _import(plan)
+    plan = example_plan(name)
+    box = _imported(name)
     # Every link's two ends exist and are cabled, once.
     ends = {(e.device, e.interface) for link in plan.links for e in (link.a, link.z)}
     assert ends <= set(box.interfaces)
@@ -142,7 +148,7 @@ def test_netbox_import_round_trip(name: str) -> None:
 def test_breakout_halves_and_server_nics_are_created() -> None:
     """cluster-3tier spines run 800G cages as 2 x 400G: the second half is `EthernetN/5`, which the
     community device type does not define; servers' ports are nic1..nic8."""
-    box = _import(load_and_plan(EXAMPLES / "cluster-3tier").plan)
+    box = _imported("cluster-3tier")
     assert ("cl1-p1-spine01", "Ethernet1/5") in box.interfaces
     assert box.interfaces[("cl1-p1-spine01", "Ethernet1/5")] == "400gbase-x-osfp"
     assert ("cl1-p1-leaf01-srv01", "nic8") in box.interfaces
@@ -152,5 +158,5 @@ def test_one_netbox_cable_per_physical_cable_on_ndr() -> None:
     """ib-ndr: 4 leaves x 28 HCAs on 1:2 splitter DACs = 56 physical cables (one NetBox cable each,
     two terminations per side), plus 120 leaf-spine links, plus one splitter DAC per dedicated
     subnet-manager host (2 in the inventory; each on a twin-port cage of its own)."""
-    box = _import(load_and_plan(EXAMPLES / "ib-ndr").plan)
+    box = _imported("ib-ndr")
     assert box.cables == 56 + 120 + 2

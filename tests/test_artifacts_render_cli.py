@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from fabricgen import cli
 from fabricgen.cli import main
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, example_plan
 
 INVENTORY = str(EXAMPLES / "pod-mixed")
 
@@ -86,8 +86,7 @@ def test_progress_only_on_a_terminal_outside_ci(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_progress_bar_renders_the_same_files() -> None:
-    from fabricgen.pipeline import load_and_plan
     from fabricgen.render import RenderContext, render_files
 
-    plan = load_and_plan(EXAMPLES / "pod-mixed").plan
+    plan = example_plan("pod-mixed")
     assert cli.render_with_progress(plan, RenderContext(), show=True) == render_files(plan, RenderContext())

@@ -8,14 +8,19 @@ traceback, and write nothing. Files named `warning-*` expect `LINE:COL: warning:
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from fabricgen import loader
 from fabricgen.cli import main
+from fabricgen.diagnostics import FabricError
 
 CORPUS = Path(__file__).parent / "data" / "broken"
 CASES = sorted(p for p in CORPUS.glob("*.yml") if not p.name.startswith("warning-"))
@@ -56,13 +61,58 @@ def test_broken_inventory_is_reported(path: Path, tmp_path: Path) -> None:
     assert validated.stderr.count(f"{shown}:{expectation(path)}") == 1
 
 
+def _bounded_process() -> None:
+    """Limits for the child: 1 GiB of address space and 60 s of CPU time (it needs about 140 MB
+    and 2 s even for the alias bomb; the bomb expanded would need tens of GB). CPU time, not wall
+    time, so a loaded machine cannot fail the test; a broken guard still fails it."""
+    resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+    resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+
+
 @pytest.mark.parametrize("name", ["alias-bomb", "unsafe-tag", "yaml-syntax", "list-not-mapping"])
 def test_no_traceback_in_a_real_process(name: str) -> None:
     path = CORPUS / f"{name}.yml"
-    done = subprocess.run([sys.executable, "-m", "fabricgen", "validate", str(path)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
+    command = [sys.executable, "-m", "fabricgen", "validate", str(path)]
+    # The wall-clock timeout only guards against a hang; the bounds are the child's rlimits.
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, preexec_fn=_bounded_process, check=False)
+    assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"{path}:{expectation(path).split(':')[0]}:" in done.stderr
+
+
+def _alias_bomb(levels: int) -> str:
+    """'Billion laughs': a0 lists 10 values, each further level 10 aliases of the one before, so
+    the document stands for 10 ** (levels + 1) values."""
+    lines = ["a0: &a0 [" + ", ".join(["x"] * 10) + "]"]
+    lines += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 10) + "]" for n in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("levels", [6, 40])
+def test_an_alias_bomb_costs_a_bounded_number_of_expansions(levels: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """10 ** 7 or 10 ** 41 values: the loader converts exactly one value more than its bound and
+    stops, with the same small memory peak. Counted and measured in-process, never timed."""
+    bound = 20_000
+    monkeypatch.setattr(loader, "MAX_NODES", bound)
+    converted = 0
+    convert = loader._Converter.convert
+
+    def counted(self: Any, node: Any, path: loader.PathKey) -> Any:
+        nonlocal converted
+        converted += 1
+        return convert(self, node, path)
+
+    monkeypatch.setattr(loader._Converter, "convert", counted)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FabricError) as caught:
+            loader.parse_inventory_text(_alias_bomb(levels), "bomb.yml")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert converted == bound + 1
+    assert peak < 16 * 2**20, peak  # about 4 MB for 20,000 values; the smaller bomb expanded would take gigabytes
+    assert [d.message for d in caught.value.diagnostics] == [f"document expands to more than {bound} values"]
 
 
 def test_missing_file_is_bad_input(tmp_path: Path) -> None:

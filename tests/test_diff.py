@@ -16,7 +16,7 @@ from fabricgen.cli import main
 from fabricgen.diffing.inventory import diff_plans, report
 from fabricgen.diffing.running import diff_running, remediate
 from fabricgen.pipeline import load_and_plan
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, example_plan
 
 RUNNING = ROOT / "tests" / "data" / "running"
 POD1 = (EXAMPLES / "pod-roce-400g" / "fabric.yml").read_text(encoding="utf-8")
@@ -145,7 +145,7 @@ def test_cli_running_json(tmp_path: Path) -> None:
 
 
 def test_plan_diff_lists_devices_cables_and_values(tmp_path: Path) -> None:
-    old = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    old = example_plan("pod-roce-400g")
     changed = POD1.replace("leaf_asn: 65101", "leaf_asn: 65201").replace(
         "      management: 192.168.0.200\n", "      management: 192.168.0.201\n"
     )
@@ -165,7 +165,7 @@ def test_plan_diff_lists_devices_cables_and_values(tmp_path: Path) -> None:
 
 
 def test_plan_diff_of_identical_plans_is_empty() -> None:
-    plan = load_and_plan(EXAMPLES / "pod-mixed").plan
+    plan = example_plan("pod-mixed")
     assert not diff_plans(plan, plan).differs
     assert report(diff_plans(plan, plan)) == "no differences\n"
 

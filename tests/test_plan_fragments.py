@@ -12,7 +12,7 @@ from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext, render_files
 from fabricgen.serialize import FABRIC_FRAGMENT, join_fragments, plan_fragments, plan_json
 from fabricgen.write import write_tree
-from tests.conftest import EXAMPLES
+from tests.conftest import example_plan
 
 SPINES, LEAVES = 4, 6
 
@@ -22,7 +22,7 @@ def _key(item: Any) -> str:
 
 
 def test_fragments_join_into_the_whole_plan() -> None:
-    plan = load_and_plan(EXAMPLES / "cluster-3tier").plan
+    plan = example_plan("cluster-3tier")
     files = plan_fragments(plan)
     assert set(files) == {FABRIC_FRAGMENT} | {f"plan/devices/{d.name}.json" for d in plan.devices}
     fabric = json.loads(files[FABRIC_FRAGMENT])
@@ -40,7 +40,7 @@ def test_fragments_join_into_the_whole_plan() -> None:
 
 
 def test_each_list_item_is_one_line() -> None:
-    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    plan = example_plan("pod-roce-400g")
     leaf = next(d for d in plan.devices if d.role == "leaf")
     text = plan_fragments(plan)[f"plan/devices/{leaf.name}.json"]
     lines = text.splitlines()

@@ -20,7 +20,6 @@ from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.media_rules import table_from
 from fabricgen.model import BgpNeighbor, Endpoint, Interface, Link
-from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.guids import hca_guids, switch_guid
 from fabricgen.plan.inputs import CableOverride, Inputs, inputs_of
 from fabricgen.plan.passes.addressing import asn_of, pools_of
@@ -33,7 +32,7 @@ from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attachment, attach_servers
 from fabricgen.plan.passes.speeds import link_speeds
 from fabricgen.schema import apply_defaults
-from tests.conftest import EXAMPLES
+from tests.conftest import example_plan
 
 CATALOG = models_for({})
 PLATFORMS = platforms()
@@ -175,7 +174,7 @@ def test_overrides_set_one_cable_and_refuse_unknown_ends() -> None:
 
 
 def test_media_pass_sets_every_link_and_reports_each_length_key_once() -> None:
-    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    plan = example_plan("pod-roce-400g")
     short = [Link(lk.kind, lk.a, lk.z, lk.speed, lk.subnet, lk.a_address, lk.z_address, 2.0) for lk in plan.links]
     chosen = choose_media(short, plan.devices, plan.models, {}, SOURCE)
     assert all(lk.media is not None and lk.media.kind == "copper" for lk in chosen)
@@ -190,7 +189,7 @@ def test_media_pass_tells_ends_nothing_joins_from_lengths_nothing_reaches() -> N
     """With only a passive DAC (3 m at 50G lanes, 2 m at 100G): the 7060DX5 leaf (8 x 50G) and the
     ConnectX-7 (4 x 100G) are joined by nothing at any length; leaf to spine (both 8 x 50G) at
     30 m is a length the DAC does not reach. One error per length key, saying which."""
-    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    plan = example_plan("pod-roce-400g")
     table = table_from(
         {
             "electrical": {"DAC": {"kind": "copper", "netbox_type": "dac-passive", "reach_m": {50: 3, 100: 2}}},

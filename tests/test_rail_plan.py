@@ -10,12 +10,12 @@ import pytest
 
 from fabricgen.diagnostics import FabricError
 from fabricgen.pipeline import load_and_plan
-from tests.conftest import EXAMPLES
+from tests.conftest import example_plan
 from tests.fabrics import fabric, write
 
 
 def test_pod_rail_example_is_rail_optimised() -> None:
-    plan = load_and_plan(EXAMPLES / "pod-rail").plan
+    plan = example_plan("pod-rail")
     assert plan.rails == 8
     leaves = {d.name: d for d in plan.devices if d.role == "leaf"}
     assert len(plan.servers) == 2 * 32
@@ -37,7 +37,7 @@ def test_pod_rail_example_is_rail_optimised() -> None:
 
 
 def test_leaf_attachment_is_unchanged_by_rail_fields() -> None:
-    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    plan = example_plan("pod-roce-400g")
     assert plan.rails == 0
     assert all(s.unit == 0 and {n.leaf for n in s.nics} == {s.leaf} and {n.rail for n in s.nics} == {0} for s in plan.servers)
 

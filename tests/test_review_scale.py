@@ -25,7 +25,7 @@ from fabricgen.diffing.markdown import BUDGET, markdown_report
 from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, example_plan
 
 CLUSTER = (EXAMPLES / "cluster-3tier" / "fabric.yml").read_text(encoding="utf-8")
 POD1 = (EXAMPLES / "pod-roce-400g" / "fabric.yml").read_text(encoding="utf-8")
@@ -82,7 +82,7 @@ def test_cabling_has_a_page_per_pod_and_plane(three_pods: Plan) -> None:
 
 
 def test_a_single_pod_keeps_one_cabling_page() -> None:
-    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    plan = example_plan("pod-roce-400g")
     files = cabling(plan, RenderContext())
     assert sorted(files) == ["cabling.csv", "cabling.md"]
     assert len(_table_rows(files["cabling.md"])) == len(plan.links)
@@ -94,12 +94,12 @@ def _git(root: Path, *args: str) -> str:
 
 def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
     """Checked with git itself: whatever shape plan.json takes, it stays collapsed and diff-less."""
-    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    plan = example_plan("pod-roce-400g")
     out = tmp_path / "build" / "pod1"
     out.mkdir(parents=True)
     (out / ".gitattributes").write_text(gitattributes(plan, RenderContext())[".gitattributes"], encoding="utf-8")
     _git(tmp_path, "init", "-q")
-    files = [
+    bulk = (
         "plan.json",
         "plan/fabric.json",
         "plan/devices/pod1-leaf01.json",
@@ -107,34 +107,20 @@ def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
         "plan-devices.json",
         "cabling.csv",
         "lab/pod1.clab.yml",
-        "configs/pod1-leaf01.cfg",
-        "ansible/host_vars/pod1-leaf01.yml",
-        "hosts.csv",
-        ".fabricgen-manifest",
-        "README.md",
-        "cabling.md",
-        "cabling/pod1.md",
-        "bom.csv",
-    ]
-    text = _git(tmp_path, "check-attr", "linguist-generated", "diff", "--", *[f"build/pod1/{f}" for f in files])
+    )
+    collapsed = ("configs/pod1-leaf01.cfg", "ansible/host_vars/pod1-leaf01.yml", "hosts.csv", ".fabricgen-manifest")
+    read = ("README.md", "cabling.md", "cabling/pod1.md", "bom.csv")
+    text = _git(tmp_path, "check-attr", "linguist-generated", "diff", "--", *[f"build/pod1/{f}" for f in (*bulk, *collapsed, *read)])
     attrs: dict[str, dict[str, str]] = {}
     for line in text.splitlines():
         path, name, value = (part.strip() for part in line.rsplit(":", 2))
         attrs.setdefault(path.removeprefix("build/pod1/"), {})[name] = value
-    for bulk in (
-        "plan.json",
-        "plan/fabric.json",
-        "plan/devices/pod1-leaf01.json",
-        "plan/pod1-leaf01.json",
-        "plan-devices.json",
-        "cabling.csv",
-        "lab/pod1.clab.yml",
-    ):
-        assert attrs[bulk] == {"linguist-generated": "true", "diff": "unset"}, bulk
-    for collapsed in ("configs/pod1-leaf01.cfg", "ansible/host_vars/pod1-leaf01.yml", "hosts.csv", ".fabricgen-manifest"):
-        assert attrs[collapsed]["linguist-generated"] == "true" and attrs[collapsed]["diff"] != "unset", collapsed
-    for read in ("README.md", "cabling.md", "cabling/pod1.md", "bom.csv"):
-        assert attrs[read]["linguist-generated"] in ("unspecified", "false") and attrs[read]["diff"] != "unset", read
+    for name in bulk:
+        assert attrs[name] == {"linguist-generated": "true", "diff": "unset"}, name
+    for name in collapsed:
+        assert attrs[name]["linguist-generated"] == "true" and attrs[name]["diff"] != "unset", name
+    for name in read:
+        assert attrs[name]["linguist-generated"] in ("unspecified", "false") and attrs[name]["diff"] != "unset", name
 
 
 def _apply(script: Path, server: str, csv_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -142,7 +128,7 @@ def _apply(script: Path, server: str, csv_path: Path, **env: str) -> subprocess.
 
 
 def test_one_script_applies_any_servers_row(tmp_path: Path) -> None:
-    plan = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    plan = example_plan("pod-roce-400g")
     files = hosts(plan, RenderContext())
     assert sorted(files) == ["hosts.csv", "hosts/apply.sh"]  # no page per server
     (tmp_path / "hosts").mkdir()
@@ -185,21 +171,21 @@ def test_readme_diagram_groups_pods_and_planes(three_pods: Plan, tmp_path: Path)
 
 
 def test_readme_diagram_shows_rails_and_units() -> None:
-    text = mermaid(load_and_plan(EXAMPLES / "pod-rail").plan)
+    text = mermaid(example_plan("pod-rail"))
     # pod-rail: two scalable units of 8 rail leaves and 32 servers each
     assert '["unit 1: 8 leaves, rails 1-8"]' in text and '["unit 2: 8 leaves, rails 1-8"]' in text
     assert '(["unit 2: 32 servers"])' in text
 
 
 def test_readme_diagram_of_a_small_pod_says_a_uniform_bundle_once() -> None:
-    text = mermaid(load_and_plan(EXAMPLES / "pod-roce-400g").plan)
+    text = mermaid(example_plan("pod-roce-400g"))
     # pod-roce-400g: 4 spines x 8 leaves, 8 x 400G per pair, 4 servers x 8 NICs per leaf
     assert "every leaf-spine pair: 8x400G" in text and "every leaf to its 4 servers: 32x400G" in text
     assert text.count("---|") == 0 and text.count(" --- ") == 4 * 8 + 8
 
 
 def test_diff_shows_policy_and_host_side(tmp_path: Path) -> None:
-    old = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    old = example_plan("pod-roce-400g")
     text = POD1.replace("dscp: {data: 26, cnp: 48}", "dscp: {data: 24, cnp: 48}")
     assert text != POD1
     new = load_and_plan(_inventory(tmp_path / "new", text)).plan
@@ -220,7 +206,7 @@ def test_diff_shows_policy_and_host_side(tmp_path: Path) -> None:
 
 
 def test_diff_shows_host_routes_when_the_server_pool_widens(tmp_path: Path) -> None:
-    old = load_and_plan(EXAMPLES / "pod-roce-400g").plan
+    old = example_plan("pod-roce-400g")
     text = POD1.replace("servers: 10.2.0.0/16", "servers: 10.2.0.0/15")
     assert text != POD1
     result = diff_plans(old, load_and_plan(_inventory(tmp_path / "new", text)).plan)

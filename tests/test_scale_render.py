@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 
 from fabricgen.cli import main
 from fabricgen.parallel import slices
-from fabricgen.pipeline import load_and_plan
 from fabricgen.render import RenderContext, render_files, tidy
 from fabricgen.serialize import orjson, plan_json, to_data
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, example_plan
+from tests.render_cases import rendered
 
 
 def test_jobs_render_the_same_bytes() -> None:
-    plan = load_and_plan(EXAMPLES / "cluster-3tier").plan
-    one = render_files(plan, RenderContext(jobs=1))
+    plan, one = rendered("inventories/cluster-3tier")  # rendered once per session, with one job
+    assert RenderContext().jobs == 1
     for jobs in (2, 3):
         assert render_files(plan, RenderContext(jobs=jobs)) == one
 
@@ -78,7 +78,7 @@ def test_orjson_writes_what_the_standard_encoder_writes(value: Any) -> None:
 
 
 def test_plan_json_is_the_standard_encoding_of_the_plan() -> None:
-    plan = load_and_plan(EXAMPLES / "cluster-3tier").plan
+    plan = example_plan("cluster-3tier")
     data = to_data(plan)
     for item in data["oversubscription"]:
         item["ratio"] = round(item["downlink_gbps"] / item["uplink_gbps"], 4) if item["uplink_gbps"] else None
@@ -86,7 +86,7 @@ def test_plan_json_is_the_standard_encoding_of_the_plan() -> None:
 
 
 def test_breakouts_and_parallel_links_on_every_tier() -> None:
-    plan = load_and_plan(EXAMPLES / "cluster-3tier").plan
+    plan = example_plan("cluster-3tier")
     spine = next(d for d in plan.devices if d.role == "spine")
     down = [i for i in spine.interfaces if i.role == "downlink"]
     up = [i for i in spine.interfaces if i.role == "uplink"]

@@ -8,6 +8,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fabricgen import yamlemit
 from fabricgen.yamlemit import yaml_text
 
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -39,3 +40,44 @@ def test_refuses_unknown_types() -> None:
         assert "float" in str(error)
     else:
         raise AssertionError("a float was represented")
+
+
+fabric_text = (
+    st.text(alphabet="aEy0159._/-:#'\"!&*%@,[]{}?|>~=<+ \n\t\u00e9", max_size=10)
+    | st.text(alphabet="ab .", min_size=60, max_size=90)
+    | st.from_regex(r"[0-9_]{1,3}(\.[0-9_eE+-]{0,3}){1,3}(/[0-9]{1,2})?", fullmatch=True)
+)
+"""Strings near the edge of plain style: indicators, resolver look-alikes, quotes."""
+fabric_data = st.recursive(
+    st.one_of(fabric_text, st.integers(), st.booleans(), st.none()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.from_regex(r"[a-z_.:][a-z0-9_:.-]{0,6}", fullmatch=True), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=500, deadline=None)  # no timing: a loaded machine is not a failure
+@given(fabric_data, st.sampled_from([None, 200]), st.booleans())
+def test_direct_writer_same_text_as_yaml_dump(value: Any, width: int | None, sort_keys: bool) -> None:
+    """Data shaped like the host_vars (identifier keys, short strings): mostly the direct writer."""
+    expected = yaml.dump(value, Dumper=_DUMPER, sort_keys=sort_keys, default_flow_style=False, width=width)
+    assert yaml_text(value, width=width, sort_keys=sort_keys) == expected
+
+
+def test_host_vars_shape_takes_the_direct_path(monkeypatch: Any) -> None:
+    """The shape of ansible/host_vars never falls back to building libyaml's node tree."""
+
+    def refuse(*args: Any) -> str:
+        raise AssertionError("fell back to the node path")
+
+    data = {
+        "fabricgen_config": "configs/leaf01.cfg",
+        "fabricgen_bgp_neighbors": [{"address": "10.1.0.0", "remote_asn": 4200000101, "peer": "spine01", "peer_interface": "Ethernet1/1"}],
+        "fabricgen_fabric_interfaces": ["Ethernet1/1", "Ethernet2/1"],
+        "fabricgen_roce_interfaces": [],
+        "fabricgen_lldp_plan": [{"interface": "Ethernet1/1", "peer": "yes", "peer_interface": "Ethernet1/1"}],
+    }
+    expected = yaml.dump(data, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, width=200)
+    monkeypatch.setattr(yamlemit, "_node", refuse)
+    assert yaml_text(data, width=200) == expected

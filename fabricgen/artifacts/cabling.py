@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key
+from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key, sorted_by_group
 from fabricgen.context import RenderContext
 from fabricgen.model import Device, Plan
 from fabricgen.plan.media import Cable, cables
@@ -41,9 +41,10 @@ NETBOX_COLUMNS = (
 
 def sorted_cables(plan: Plan, chosen: tuple[Cable, ...] | None = None) -> list[Cable]:
     """The cables in A-device, A-port order; `chosen` is `cables(plan)` when already known."""
-    return sorted(
+    return sorted_by_group(
         cables(plan) if chosen is None else chosen,
-        key=lambda c: (natural_key(c.link.a.device), natural_key(c.link.a.interface), natural_key(c.link.z.device)),
+        lambda c: natural_key(c.link.a.device),
+        lambda c: (natural_key(c.link.a.interface), natural_key(c.link.z.device)),
     )
 
 

@@ -29,47 +29,19 @@ def _key(part: Partition) -> int:
 
 
 def _rows(plan: Plan, ib: InfinibandPlan, wanted: dict[str, set[int]]) -> list[tuple[object, ...]]:
+    """One row per HCA port and P_Key it holds: Default first (index 0), then each tenant."""
     rows: list[tuple[object, ...]] = []
     for server in plan.servers:
         for nic in server.nics:
             order = table_order(wanted[nic.port_guid])
-            default = order[0]
-            membership = "full" if default & 0x8000 else "limited"
-            rows.append(
-                (
-                    server.name,
-                    f"nic{nic.nic}",
-                    nic.leaf,
-                    nic.leaf_interface,
-                    nic.port_guid,
-                    "Default",
-                    f"0x{default:04x}",
-                    membership,
-                    0,
-                    0,
-                    "",
-                )
-            )
+            port = (server.name, f"nic{nic.nic}", nic.leaf, nic.leaf_interface, nic.port_guid)
+            keys = [("Default", order[0], 0, "")]
             for part in _tenants(ib, server):
                 key = 0x8000 | part.pkey if 0x8000 | part.pkey in order else part.pkey
-                child = f"{key:04x}" if part.ipoib else ""
-                sl = part.sl if ib.qos_enabled else 0
+                keys.append((part.name, key, part.sl if ib.qos_enabled else 0, f"{key:04x}" if part.ipoib else ""))
+            for name, key, sl, child in keys:
                 membership = "full" if key & 0x8000 else "limited"
-                rows.append(
-                    (
-                        server.name,
-                        f"nic{nic.nic}",
-                        nic.leaf,
-                        nic.leaf_interface,
-                        nic.port_guid,
-                        part.name,
-                        f"0x{key:04x}",
-                        membership,
-                        order.index(key),
-                        sl,
-                        child,
-                    )
-                )
+                rows.append((*port, name, f"0x{key:04x}", membership, order.index(key), sl, child))
     return rows
 
 
