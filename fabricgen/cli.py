@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from fabricgen import __version__
 from fabricgen.analyze.cli import analyze
@@ -91,6 +90,8 @@ def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
 
         sys.stdout.write(plan_json(checked.plan))
         return
+    from rich.console import Console
+
     from fabricgen.summary import print_growth, print_summary
 
     console = Console(highlight=False)
@@ -130,6 +131,7 @@ def models(inventory: Path | None, output_format: str) -> None:
         ]
         click.echo(json.dumps(rows, indent=1, sort_keys=True))
         return
+    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="Hardware catalog (fabricgen/data/catalog.yml)", title_justify="left", header_style="bold")
@@ -227,14 +229,14 @@ def progress_wanted() -> bool:
 
 def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> dict[str, str]:
     """Run the producers one by one, with a transient rich progress bar when `show`."""
-    from rich.progress import Progress
-
     from fabricgen.render import PRODUCERS, render_files
 
     if not show or context.jobs > 1:
         return render_files(plan, context)
+    from rich.progress import Progress
+
     files: dict[str, str] = {}
-    with Progress(console=err_console, transient=True) as progress:
+    with Progress(console=err_console.console, transient=True) as progress:
         task = progress.add_task(f"rendering {plan.name}", total=len(PRODUCERS))
         for producer in PRODUCERS:
             progress.update(task, description=f"rendering {plan.name}: {producer.__name__}")

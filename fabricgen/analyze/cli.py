@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from fabricgen.analyze.counts import COUNT_PATTERN, parse_count
-from fabricgen.write import atomic_write_text
 
 
 class CountType(click.ParamType[str, Any]):
@@ -151,5 +150,8 @@ def _write_markdown(path: Path, result: dict[str, Any]) -> None:
 
 
 def _atomic_write(target: Path, content: str) -> None:
-    """Atomic, and 0666 minus the umask like any other output (see fabricgen.write)."""
+    """Atomic, and 0666 minus the umask like any other output (see fabricgen.write); imported
+    here so `validate` does not load the writer."""
+    from fabricgen.write import atomic_write_text
+
     atomic_write_text(target, content)

@@ -17,6 +17,7 @@ is built once, by the pass that knows its last value.
 from __future__ import annotations
 
 import gc
+import operator
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,10 @@ from fabricgen.units import length_m
 _NO_ADDRESSING = AddressingInput("0.0.0.0/32", "0.0.0.0/32", None, "p2p", None, None)
 """An InfiniBand fabric has no `addressing:` section: nothing is allocated from these."""
 _NO_ENDS = Ends()
+
+
+_LINK_ORDER = operator.attrgetter("kind", "z.device", "z.port", "z.interface", "a.device", "a.interface")
+"""Order of the plan's links; an attrgetter, not a lambda: it keys 200,000 links at 5,000 switches."""
 
 
 def build_plan(inputs: Inputs) -> Plan:
@@ -142,7 +147,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         transport=transport,
         source=source.file,
         devices=devices,
-        links=tuple(sorted(media, key=lambda lk: (lk.kind, lk.z.device, lk.z.port, lk.z.interface, lk.a.device, lk.a.interface))),
+        links=tuple(sorted(media, key=_LINK_ORDER)),
         servers=attached.servers,
         roce=roce,
         infiniband=infiniband,
