@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 EXAMPLE ?= inventories/pod-roce-400g
 DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server frr lldpd iputils-ping
 LINT_PATHS := fabricgen tests $(wildcard benchmarks/*.py)
-CHECK_TESTS := fabricgen tests/test_plan_passes.py tests/test_function_length.py tests/test_artifacts_media.py tests/test_yamlemit.py tests/test_templating.py \
+CHECK_TESTS := fabricgen tests/test_plan_passes.py tests/test_function_length.py tests/test_layers.py tests/test_artifacts_media.py tests/test_yamlemit.py tests/test_templating.py \
 	tests/test_render_golden.py tests/test_artifacts_golden.py tests/test_ib_partitions.py
 # `make check`: the fast loop (lint, types, doctests and the unit tests that need no Debian package
 # and start no subprocess; under a minute). `make test` runs everything and is what CI calls.

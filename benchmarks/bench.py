@@ -186,14 +186,14 @@ def floor_seconds(files: dict[str, str], folder: Path) -> tuple[float, float]:
 
 def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     """One size, in this (fresh) process: every stage timed separately."""
-    from fabricgen.checks import check_plan
-    from fabricgen.loader import load_inventory
+    from fabricgen.checks.fabric import check_plan
+    from fabricgen.inventory.loader import load_inventory
+    from fabricgen.inventory.schema import apply_defaults, validate_document
+    from fabricgen.inventory.validation import check_document, check_planned, check_raw
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.render import RenderContext, render_files
-    from fabricgen.schema import apply_defaults, validate_document
-    from fabricgen.validation import check_document, check_planned, check_raw
-    from fabricgen.write import write_tree
+    from fabricgen.render.producers import RenderContext, render_files
+    from fabricgen.render.write import write_tree
 
     gc.disable()  # as `fabricgen` does for each command (cli.pause_garbage_collector)
     source = work / "fabric.yml"

@@ -150,13 +150,13 @@ def run_fabricgen(out: Path) -> dict[str, float]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench
 
-    from fabricgen.checks import check_plan
-    from fabricgen.loader import load_inventory
+    from fabricgen.checks.fabric import check_plan
+    from fabricgen.inventory.loader import load_inventory
+    from fabricgen.inventory.schema import apply_defaults, validate_document
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.render import RenderContext, render_files
-    from fabricgen.schema import apply_defaults, validate_document
-    from fabricgen.write import write_tree
+    from fabricgen.render.producers import RenderContext, render_files
+    from fabricgen.render.write import write_tree
 
     start = time.perf_counter()
     source = out.parent / "fabric.yml"

@@ -24,9 +24,9 @@ from fabricgen.infiniband.cli import ib
 from fabricgen.lab.cli import lab
 
 if TYPE_CHECKING:
-    from fabricgen.context import RenderContext
-    from fabricgen.model import Plan
-    from fabricgen.write import WriteSummary
+    from fabricgen.core.model import Plan
+    from fabricgen.render.context import RenderContext
+    from fabricgen.render.write import WriteSummary
 
 INVENTORY = click.argument("inventory", type=click.Path(path_type=Path))
 TEMPLATES = click.option(
@@ -76,7 +76,7 @@ def validate(inventory: Path) -> None:
 def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
     """Show the expanded plan of INVENTORY: a summary with growth headroom per pool and tier,
     or the whole plan as JSON."""
-    from fabricgen.growth import parse_target
+    from fabricgen.checks.growth import parse_target
 
     target = None
     if grow_to is not None:
@@ -86,13 +86,13 @@ def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
             raise click.BadParameter(str(exc), param_hint="--grow-to") from None
     checked = checked_plan(inventory)
     if output_format == "json":
-        from fabricgen.serialize import plan_json
+        from fabricgen.render.serialize import plan_json
 
         sys.stdout.write(plan_json(checked.plan))
         return
     from rich.console import Console
 
-    from fabricgen.summary import print_growth, print_summary
+    from fabricgen.commands.summary import print_growth, print_summary
 
     console = Console(highlight=False)
     print_summary(checked.plan, console)
@@ -105,12 +105,12 @@ def plan(inventory: Path, output_format: str, grow_to: str | None) -> None:
 def models(inventory: Path | None, output_format: str) -> None:
     """List the hardware catalog: model names to use in `model:`, with vendor, ports, speeds,
     breakouts and platforms. With INVENTORY, its own `models:` are listed too (and win)."""
-    from fabricgen.catalog import builtin_models, models_for
+    from fabricgen.core.catalog import builtin_models, models_for
 
     catalog = builtin_models()
     if inventory is not None:
-        from fabricgen.loader import load_inventory, resolve_inventory_path
-        from fabricgen.schema import normalise_units
+        from fabricgen.inventory.loader import load_inventory, resolve_inventory_path
+        from fabricgen.inventory.schema import normalise_units
 
         document = run_stage(lambda: load_inventory(inventory, str(resolve_inventory_path(inventory))))
         own = normalise_units(document.data, document.source)[0].get("models") or {}
@@ -172,10 +172,10 @@ def render(
     jobs: int,
 ) -> None:
     """Validate, plan, render and write INVENTORY's configs and artefacts."""
-    from fabricgen.context import RenderContext
-    from fabricgen.loader import resolve_inventory_path
-    from fabricgen.templating import user_template_dirs
-    from fabricgen.write import compare, write_tree
+    from fabricgen.inventory.loader import resolve_inventory_path
+    from fabricgen.render.context import RenderContext
+    from fabricgen.render.templating import user_template_dirs
+    from fabricgen.render.write import compare, write_tree
 
     checked = checked_plan(inventory)
     plan = checked.plan
@@ -229,7 +229,7 @@ def progress_wanted() -> bool:
 
 def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> dict[str, str]:
     """Run the producers one by one, with a transient rich progress bar when `show`."""
-    from fabricgen.render import PRODUCERS, render_files
+    from fabricgen.render.producers import PRODUCERS, render_files
 
     if not show or context.jobs > 1:
         return render_files(plan, context)
@@ -325,8 +325,8 @@ def diff(
 def _diff_plans(inventories: tuple[Path, ...], revs: tuple[str, ...], template_dirs: tuple[Path, ...], output_format: str) -> bool:
     """Plan against plan (two inventories or git revisions); prints the report, returns whether it differs."""
     from fabricgen.diffing.inventory import diff_plans, report
-    from fabricgen.loader import resolve_inventory_path
-    from fabricgen.templating import user_template_dirs
+    from fabricgen.inventory.loader import resolve_inventory_path
+    from fabricgen.render.templating import user_template_dirs
 
     if revs:
         from fabricgen.diffing.git import load_at_revision
@@ -363,9 +363,9 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
 
     out = output or running.resolve().parent
     if inventory is not None:
-        from fabricgen.loader import resolve_inventory_path
-        from fabricgen.render import RenderContext, device_configs, tidy
-        from fabricgen.templating import user_template_dirs
+        from fabricgen.inventory.loader import resolve_inventory_path
+        from fabricgen.render.producers import RenderContext, device_configs, tidy
+        from fabricgen.render.templating import user_template_dirs
 
         plan = checked_plan(inventory).plan
         context = RenderContext(user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs))

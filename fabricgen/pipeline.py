@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.checks import check_plan
-from fabricgen.diagnostics import Diagnostic, FabricError, raise_if_errors
-from fabricgen.loader import load_inventory, resolve_inventory_path
-from fabricgen.model import Plan
+from fabricgen.checks.fabric import check_plan
+from fabricgen.core.diagnostics import Diagnostic, FabricError, raise_if_errors
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import load_inventory, resolve_inventory_path
+from fabricgen.inventory.schema import apply_defaults, normalise_units, validate_document
+from fabricgen.inventory.validation import check_document, check_planned, check_raw
 from fabricgen.plan.build import build_plan
 from fabricgen.plan.inputs import Inputs, inputs_of
-from fabricgen.schema import apply_defaults, normalise_units, validate_document
-from fabricgen.validation import check_document, check_planned, check_raw
 
 
 @dataclass(frozen=True, slots=True)

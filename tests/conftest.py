@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
 
 ROOT = Path(__file__).resolve().parent.parent

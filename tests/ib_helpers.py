@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fabricgen.cli import main
+from fabricgen.core.model import Plan
 from fabricgen.infiniband.sim import missing_tools
-from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, render_files
+from fabricgen.render.producers import RenderContext, render_files
 from tests.conftest import EXAMPLES, ROOT
 
 IB_HDR = EXAMPLES / "ib-hdr"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from fabricgen.core.model import Device, Plan
 from fabricgen.lab.kernel import existing_namespaces
 from fabricgen.lab.topology import lab_prefix
-from fabricgen.model import Device, Plan
 
 needs_lab = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("vtysh") is None or shutil.which("lldpd") is None or shutil.which("ping") is None,

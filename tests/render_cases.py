@@ -11,9 +11,9 @@ import re
 from functools import cache
 from pathlib import Path
 
-from fabricgen.model import Device, Plan
+from fabricgen.core.model import Device, Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, render_files
+from fabricgen.render.producers import RenderContext, render_files
 from tests.conftest import EXAMPLES, ROOT
 
 FIXTURES = ROOT / "tests" / "goldens" / "inventories"

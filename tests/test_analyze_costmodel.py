@@ -22,7 +22,7 @@ from fabricgen.analyze.costmodel import (
     ring_allreduce_s,
     step_latency_s,
 )
-from fabricgen.analyze.counts import parse_count
+from fabricgen.core.counts import parse_count
 from tests.conftest import ROOT
 
 # 7B params in bf16 on 2 servers x 8 GPUs, one 400G NIC per GPU, 450 GB/s NVLink, 4M tokens, no TP.

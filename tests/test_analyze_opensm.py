@@ -22,7 +22,7 @@ import pytest
 
 from fabricgen.analyze import ecmp
 from fabricgen.analyze.planview import fabric_of
-from fabricgen.model import SM_LINK, Plan
+from fabricgen.core.model import SM_LINK, Plan
 from tests.test_analyze_plans import inventory, plan_of
 
 UMAD2SIM = next(iter(sorted(Path("/usr/lib").glob("*/umad2sim/libumad2sim.so"))), Path("/usr/lib/umad2sim/libumad2sim.so"))

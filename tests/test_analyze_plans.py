@@ -13,7 +13,7 @@ import yaml
 
 from fabricgen.analyze.planview import fabric_of
 from fabricgen.analyze.topology import TopologyError, place
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
 from tests.conftest import example_plan
 

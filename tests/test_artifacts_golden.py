@@ -10,7 +10,7 @@ import pytest
 
 from fabricgen.artifacts import bom, cabling, fabric_readme
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, render_files
+from fabricgen.render.producers import RenderContext, render_files
 from tests.conftest import EXAMPLES
 
 

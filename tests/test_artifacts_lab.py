@@ -19,7 +19,7 @@ from jsonschema import Draft7Validator, ValidationError, validators
 from fabricgen.artifacts.lab import lab, topology
 from fabricgen.cli import main
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext
+from fabricgen.render.producers import RenderContext
 from tests.conftest import EXAMPLES, ROOT, example_plan
 
 SCHEMA = ROOT / "tests" / "data" / "containerlab.schema.json"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from fabricgen.model import Choice
+from fabricgen.core.model import Choice
 from fabricgen.plan.media import End, choose, identities
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from fabricgen.artifacts import cabling, netbox
-from fabricgen.model import Plan
-from fabricgen.render import RenderContext
+from fabricgen.core.model import Plan
+from fabricgen.render.producers import RenderContext
 from tests.conftest import EXAMPLES, ROOT, example_plan
 
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "fabric.yml").is_file())

@@ -14,11 +14,11 @@ import pytest
 from fabricgen.artifacts import bom, cabling, fabric_readme, hosts
 from fabricgen.artifacts.cabling import NETBOX_COLUMNS
 from fabricgen.artifacts.readme import DETAIL_LIMIT, mermaid
-from fabricgen.diagnostics import FabricError
-from fabricgen.model import Plan
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.media import cables
-from fabricgen.render import RenderContext
+from fabricgen.render.producers import RenderContext
 from tests.conftest import EXAMPLES, example_plan
 
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "fabric.yml").is_file())
@@ -225,11 +225,11 @@ def test_readme_aggregates_large_fabrics() -> None:
 def test_hosts_without_a_server_pool_have_no_address_lines(tmp_path: Path) -> None:
     """`validate` refuses routed servers without addressing.servers; the host pages still cope
     with a plan that has no server addresses (built here without that check)."""
-    from fabricgen.diagnostics import FabricError
-    from fabricgen.loader import load_inventory
+    from fabricgen.core.diagnostics import FabricError
+    from fabricgen.inventory.loader import load_inventory
+    from fabricgen.inventory.schema import apply_defaults
     from fabricgen.pipeline import build_plan  # wherever the planner lives
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.schema import apply_defaults
     from tests.fabrics import fabric, write
 
     doc = fabric()

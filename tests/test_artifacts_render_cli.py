@@ -86,7 +86,7 @@ def test_progress_only_on_a_terminal_outside_ci(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_progress_bar_renders_the_same_files() -> None:
-    from fabricgen.render import RenderContext, render_files
+    from fabricgen.render.producers import RenderContext, render_files
 
     plan = example_plan("pod-mixed")
     assert cli.render_with_progress(plan, RenderContext(), show=True) == render_files(plan, RenderContext())

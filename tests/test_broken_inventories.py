@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from fabricgen import loader
 from fabricgen.cli import main
-from fabricgen.diagnostics import FabricError
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.inventory import loader
 
 CORPUS = Path(__file__).parent / "data" / "broken"
 CASES = sorted(p for p in CORPUS.glob("*.yml") if not p.name.startswith("warning-"))

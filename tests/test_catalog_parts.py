@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from fabricgen.artifacts.bom import bom
-from fabricgen.context import RenderContext
-from fabricgen.diagnostics import FabricError
+from fabricgen.core.diagnostics import FabricError
 from fabricgen.pipeline import load_and_plan
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES
 from tests.fabrics import fabric, write
 

@@ -64,7 +64,7 @@ def test_the_reference_check_catches_a_missing_key(key: str) -> None:
 
 
 def test_packaged_schema_is_the_published_one() -> None:
-    from fabricgen.schema import fabric_schema
+    from fabricgen.inventory.schema import fabric_schema
 
     assert fabric_schema() == json.loads((ROOT / "schemas" / "fabric.schema.json").read_text(encoding="utf-8"))
 

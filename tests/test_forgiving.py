@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from fabricgen.checks import _clash_findings
+from fabricgen.checks.fabric import _clash_findings
 from fabricgen.cli import main
-from fabricgen.diagnostics import FabricError
-from fabricgen.loader import SourceMap
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.pipeline import load_and_plan
-from fabricgen.serialize import plan_json
+from fabricgen.render.serialize import plan_json
 from tests.fabrics import fabric, write
 
 
@@ -75,8 +75,8 @@ def test_ambiguous_units_are_refused_with_the_reason(tmp_path: Path, section: st
 
 
 def test_job_counts_as_people_write_them(tmp_path: Path) -> None:
-    from fabricgen.loader import load_inventory
-    from fabricgen.schema import normalise_units
+    from fabricgen.inventory.loader import load_inventory
+    from fabricgen.inventory.schema import normalise_units
 
     path = write(tmp_path, fabric(jobs={"llm": {"params": "70b", "tokens_per_step": "4 m"}}))
     load_and_plan(path)  # valid

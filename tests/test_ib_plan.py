@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.diagnostics import FabricError
+from fabricgen.core.diagnostics import FabricError
 from fabricgen.pipeline import load_and_plan
 from tests.ib_helpers import IB_HDR, write_inventory
 

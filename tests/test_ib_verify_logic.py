@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.core.model import Plan
 from fabricgen.infiniband.pkeys import expected_pkeys
 from fabricgen.infiniband.verify import _pairs
 from fabricgen.infiniband.verify_partitions import file_problems
 from fabricgen.infiniband.verify_routing import parse_lfts
-from fabricgen.model import Plan
 from tests.ib_helpers import RAIL_SERVERS, RAIL_SM_ON_SERVER, cli, ib_fabric, plan_of, render_cli, write_inventory
 
 LEAF_ATTACHED_8_NICS = (

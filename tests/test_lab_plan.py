@@ -15,15 +15,15 @@ import yaml
 from click.testing import CliRunner
 
 from fabricgen.cli import main
+from fabricgen.core.model import Plan
 from fabricgen.lab import cli as lab_cli
 from fabricgen.lab import expect
 from fabricgen.lab.clab import export_files
 from fabricgen.lab.configs import frr_config
 from fabricgen.lab.report import Check, Report
 from fabricgen.lab.topology import IFNAMSIZ, LabUnsupported, lab_topology
-from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, device_configs
+from fabricgen.render.producers import RenderContext, device_configs
 from tests.conftest import EXAMPLES, ROOT
 from tests.fabrics import write
 from tests.test_artifacts_lab import _errors

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.core.model import PeerGroup, Plan
 from fabricgen.lab.lab import Lab
 from fabricgen.lab.report import Check
 from fabricgen.lab.run import run_checks, verify
 from fabricgen.lab.topology import LabCable, LabTopology, lab_topology
 from fabricgen.lab.verify import check_advertised, check_bgp, check_mtu, poll
-from fabricgen.model import PeerGroup, Plan
 from fabricgen.pipeline import load_and_plan
 from tests.conftest import EXAMPLES, ROOT
 from tests.fabrics import fabric, write

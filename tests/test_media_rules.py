@@ -17,8 +17,8 @@ import copy
 
 import pytest
 
-from fabricgen.catalog import catalog_section
-from fabricgen.media_rules import End, choose_medium, lane_rate, patch_cords, table_from
+from fabricgen.core.catalog import catalog_section
+from fabricgen.core.media_rules import End, choose_medium, lane_rate, patch_cords, table_from
 
 QSFP_DD_400 = End("QSFP-DD", 50, 400, 1)  # Arista 7060DX5 / Cisco 9364D-GX2A port: 8 x 50G
 OSFP_800 = End("OSFP", 100, 800, 1)  # Arista 7060X6 port at 800G: 8 x 100G
@@ -149,7 +149,7 @@ def test_patch_cords_one_per_optical_port() -> None:
 
 def test_every_catalog_fact_cites_a_source() -> None:
     """Each medium (per lane rate), module variant, switch model and NIC names where it comes from."""
-    from fabricgen.catalog import catalog_section
+    from fabricgen.core.catalog import catalog_section
 
     optics = catalog_section("optics")
     for name, entry in optics["electrical"].items():

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, render_files
-from fabricgen.serialize import FABRIC_FRAGMENT, join_fragments, plan_fragments, plan_json
-from fabricgen.write import write_tree
+from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.render.serialize import FABRIC_FRAGMENT, join_fragments, plan_fragments, plan_json
+from fabricgen.render.write import write_tree
 from tests.conftest import example_plan
 
 SPINES, LEAVES = 4, 6

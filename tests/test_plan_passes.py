@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from fabricgen.allocate import Layout
-from fabricgen.catalog import models_for, platforms
-from fabricgen.diagnostics import FabricError
-from fabricgen.loader import SourceMap
-from fabricgen.media_rules import table_from
-from fabricgen.model import BgpNeighbor, Endpoint, Interface, Link
+from fabricgen.core.catalog import models_for, platforms
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.media_rules import table_from
+from fabricgen.core.model import BgpNeighbor, Endpoint, Interface, Link
+from fabricgen.inventory.loader import SourceMap
+from fabricgen.inventory.schema import apply_defaults
+from fabricgen.plan.allocate import Layout
 from fabricgen.plan.guids import hca_guids, switch_guid
 from fabricgen.plan.inputs import CableOverride, Inputs, inputs_of
 from fabricgen.plan.passes.addressing import asn_of, pools_of
@@ -31,7 +32,6 @@ from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attachment, attach_servers
 from fabricgen.plan.passes.speeds import link_speeds
-from fabricgen.schema import apply_defaults
 from tests.conftest import example_plan
 
 CATALOG = models_for({})

@@ -1,4 +1,4 @@
-"""The post-check filters (fabricgen.postchecks) on `show ... | json` outputs.
+"""The post-check filters (fabricgen.push.postchecks) on `show ... | json` outputs.
 
 The samples follow the JSON shapes EOS eAPI and NX-API return for these commands (EOS: dicts
 keyed by peer / interface; NX-OS: TABLE_x / ROW_x with a single row as a dict and several as a
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fabricgen import postchecks as pc
+from fabricgen.push import postchecks as pc
 
 EOS_BGP: dict[str, Any] = {
     "vrfs": {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, ansible_host_vars, ansible_inventory
+from fabricgen.render.producers import RenderContext, ansible_host_vars, ansible_inventory
 from tests.conftest import EXAMPLES
 
 

@@ -14,9 +14,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricgen.diagnostics import FabricError
-from fabricgen.loader import parse_inventory_text
-from fabricgen.model import Plan
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import parse_inventory_text
 from fabricgen.pipeline import load_and_plan
 from tests.fabrics import fabric, write
 

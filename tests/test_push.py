@@ -15,7 +15,7 @@ from fabricgen.push import baseline, rollout
 from fabricgen.push.ownership import owned_text, redact
 from fabricgen.push.rescue import Attempt, outcome
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
-from fabricgen.render import RenderContext, device_configs
+from fabricgen.render.producers import RenderContext, device_configs
 from tests.conftest import EXAMPLES
 
 DEVICE_LINES = Path(__file__).parent / "data" / "device-lines"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.diagnostics import FabricError
+from fabricgen.core.diagnostics import FabricError
 from fabricgen.pipeline import load_and_plan
 from tests.conftest import example_plan
 from tests.fabrics import fabric, write

@@ -23,11 +23,11 @@ import pytest
 from click.testing import CliRunner
 from hier_config import HConfig, Platform, get_hconfig
 
-from fabricgen.catalog import platforms
 from fabricgen.cli import main
-from fabricgen.model import Plan
+from fabricgen.core.catalog import platforms
+from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, render_files
+from fabricgen.render.producers import RenderContext, render_files
 from tests.conftest import ROOT
 from tests.fabrics import fabric, write
 from tests.render_cases import device_configs, inventory_ids, rendered

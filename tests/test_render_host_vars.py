@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from fabricgen.render import _host_vars, _host_vars_text
-from fabricgen.yamlemit import yaml_text
+from fabricgen.render.producers import _host_vars, _host_vars_text
+from fabricgen.render.yamlemit import yaml_text
 from tests.render_cases import inventory_ids, rendered
 
 

@@ -14,8 +14,8 @@ import yaml
 from jinja2.exceptions import SecurityError
 
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, leftovers, render_files
-from fabricgen.templating import environment
+from fabricgen.render.producers import RenderContext, leftovers, render_files
+from fabricgen.render.templating import environment
 from tests.conftest import ROOT
 from tests.render_cases import device_configs, inventory_ids, rendered
 

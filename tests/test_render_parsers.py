@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from fabricgen.model import Device
+from fabricgen.core.model import Device
 from tests.render_cases import blocks, device_configs, inventory_ids, sample, section
 
 basic = pytest.importorskip("ansible.module_utils.basic", reason="needs the deploy extra (ansible)")

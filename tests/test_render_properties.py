@@ -16,10 +16,10 @@ from hier_config import Platform, get_hconfig
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricgen.catalog import platforms
-from fabricgen.model import RocePolicy
+from fabricgen.core.catalog import platforms
+from fabricgen.core.model import RocePolicy
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, leftovers, render_files
+from fabricgen.render.producers import RenderContext, leftovers, render_files
 from tests.render_cases import FIXTURES
 from tests.test_render_qos import _check_eos, _check_nxos
 

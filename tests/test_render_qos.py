@@ -11,8 +11,8 @@ import re
 import pytest
 from hier_config import HConfig, HConfigChild, Platform, get_hconfig
 
-from fabricgen.catalog import platforms
-from fabricgen.model import Device, Plan, RocePolicy
+from fabricgen.core.catalog import platforms
+from fabricgen.core.model import Device, Plan, RocePolicy
 from tests.render_cases import device_configs, inventory_ids, rendered
 
 CASES = [(inventory, device.name) for inventory in inventory_ids() for device, _ in device_configs(inventory)]
@@ -78,7 +78,7 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
     assert not any(line.startswith("random-detect") for line in data_queue - {ecn, "random-detect ecn count"})
     assert ("random-detect ecn count" in data_queue) == roce.ecn_enabled
     # RoCE never shares EOS's default-traffic class (DSCP 0 -> TC1): validate refuses that policy
-    # (fabricgen/checks_forwarding.py, tests/data/broken/no-drop-on-default-traffic-class.yml).
+    # (fabricgen/checks/forwarding.py, tests/data/broken/no-drop-on-default-traffic-class.yml).
     assert prio != int(platforms()["eos"].qos.get("best_effort_tc", 0))
     assert f"bandwidth percent {roce.bandwidth_percent}" in data_queue
     assert "priority strict" in _lines(_child(profile, f"{keyword} {cnp}"))

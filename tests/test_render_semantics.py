@@ -19,13 +19,13 @@ import pytest
 import yaml
 from hier_config import HConfig, Platform, get_hconfig
 
-from fabricgen.checks_mtu import check_mtu
-from fabricgen.diagnostics import FabricError
-from fabricgen.loader import load_inventory
-from fabricgen.model import Plan
+from fabricgen.checks.mtu import check_mtu
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import load_inventory
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.inputs import Inputs
-from fabricgen.render import RenderContext, render_files
+from fabricgen.render.producers import RenderContext, render_files
 from tests.conftest import ROOT
 from tests.render_cases import device_configs, inventory_ids, rendered
 

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 from fabricgen.artifacts import cabling, gitattributes, hosts
 from fabricgen.artifacts.readme import mermaid
 from fabricgen.cli import main
+from fabricgen.core.model import Plan
 from fabricgen.diffing.inventory import diff_plans, report
 from fabricgen.diffing.markdown import BUDGET, markdown_report
-from fabricgen.model import Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext
+from fabricgen.render.producers import RenderContext
 from tests.conftest import EXAMPLES, example_plan
 
 CLUSTER = (EXAMPLES / "cluster-3tier" / "fabric.yml").read_text(encoding="utf-8")

@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricgen.allocate import Layout
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render import RenderContext, render_files
+from fabricgen.plan.allocate import Layout
+from fabricgen.render.producers import RenderContext, render_files
 from tests.fabrics import fabric, write
 
 
@@ -87,7 +87,7 @@ def test_three_tier_sessions_and_asns(tmp_path: Path) -> None:
 def test_pod_name_must_carry_the_pod(tmp_path: Path) -> None:
     import pytest
 
-    from fabricgen.diagnostics import FabricError
+    from fabricgen.core.diagnostics import FabricError
 
     doc = three_tier(2)
     doc["leaves"]["name"] = "t1-leaf{index:02d}"
@@ -106,7 +106,7 @@ def test_pod_name_must_carry_the_pod(tmp_path: Path) -> None:
 def test_oversubscribed_spine_tier_is_flagged(tmp_path: Path) -> None:
     import pytest
 
-    from fabricgen.diagnostics import FabricError
+    from fabricgen.core.diagnostics import FabricError
 
     doc = three_tier(2)
     doc["superspines"]["per_spine"] = 2  # spines: 8 x 400G down, 4 x 400G up

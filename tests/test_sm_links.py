@@ -17,10 +17,10 @@ import yaml
 from fabricgen.analyze.planview import fabric_of
 from fabricgen.artifacts.bom import bom
 from fabricgen.artifacts.cabling import cabling
-from fabricgen.context import RenderContext
+from fabricgen.core.model import SM_LINK, Plan
 from fabricgen.infiniband.verify import _planned_links
-from fabricgen.model import SM_LINK, Plan
 from fabricgen.pipeline import load_and_plan
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES
 from tests.fabrics import write
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
 from tests.conftest import EXAMPLES
 from tests.fabrics import fabric, write

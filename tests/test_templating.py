@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from fabricgen.cli import main
-from fabricgen.templating import environment, user_template_dirs
+from fabricgen.render.templating import environment, user_template_dirs
 from tests.conftest import EXAMPLES
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabricgen.validation.names import PLACEHOLDERS, hostname_problem, pattern_problem
+from fabricgen.inventory.validation.names import PLACEHOLDERS, hostname_problem, pattern_problem
 
 
 @pytest.mark.parametrize("name", ["a", "leaf01", "3com", "pod1-leaf01", "A-b-C", "x" * 63, "0"])

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fabricgen.write
+import fabricgen.render.write
 from fabricgen.cli import main
-from fabricgen.diagnostics import FabricError
-from fabricgen.write import MANIFEST, STAGING, atomic_write_text, compare, safe_relative, write_tree
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.render.write import MANIFEST, STAGING, atomic_write_text, compare, safe_relative, write_tree
 from tests.conftest import EXAMPLES
 from tests.test_analyze_plans import inventory, write_inventory
 
@@ -265,7 +265,7 @@ def test_a_failure_while_staging_leaves_the_old_tree(tmp_path: Path, monkeypatch
     write_tree(out, {f"configs/d{i}.cfg": f"old {i}\n" for i in range(5)})
     before = _snapshot(out)
     written = []
-    real = fabricgen.write._write_text
+    real = fabricgen.render.write._write_text
 
     def failing(path: Path, text: str) -> None:
         written.append(path)
@@ -273,7 +273,7 @@ def test_a_failure_while_staging_leaves_the_old_tree(tmp_path: Path, monkeypatch
             raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr(fabricgen.write, "_write_text", failing)
+    monkeypatch.setattr(fabricgen.render.write, "_write_text", failing)
     with pytest.raises(FabricError) as caught:
         write_tree(out, {f"configs/d{i}.cfg": f"new {i}\n" for i in range(5)})
     assert "No space left on device" in caught.value.diagnostics[0].message
@@ -294,10 +294,10 @@ def test_an_interrupted_commit_is_finished_by_the_next_run(tmp_path: Path, monke
                 raise KeyboardInterrupt
         real(source, target)
 
-    monkeypatch.setattr(fabricgen.write.os, "replace", interrupted)
+    monkeypatch.setattr(fabricgen.render.write.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_tree(out, new)
-    monkeypatch.setattr(fabricgen.write.os, "replace", real)
+    monkeypatch.setattr(fabricgen.render.write.os, "replace", real)
     assert (out / STAGING / "COMMITTED").is_file()
     summary = write_tree(out, new)
     assert not summary.differs
@@ -377,11 +377,11 @@ def test_an_unwritable_output_is_bad_input_not_a_bug(tmp_path: Path) -> None:
 @given(st.text(alphabet="ab0_.-+/~\\\n :", max_size=14))
 def test_plain_path_fast_path_agrees_with_the_full_check(path: str) -> None:
     """A path the fast path accepts is one the full check accepts unchanged."""
-    if not fabricgen.write._PLAIN_PATH.match(path):
+    if not fabricgen.render.write._PLAIN_PATH.match(path):
         return
-    original = fabricgen.write._PLAIN_PATH
-    fabricgen.write._PLAIN_PATH = re.compile(r"(?!)")  # matches nothing: the full check runs
+    original = fabricgen.render.write._PLAIN_PATH
+    fabricgen.render.write._PLAIN_PATH = re.compile(r"(?!)")  # matches nothing: the full check runs
     try:
         assert safe_relative(path) == path
     finally:
-        fabricgen.write._PLAIN_PATH = original
+        fabricgen.render.write._PLAIN_PATH = original

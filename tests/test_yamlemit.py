@@ -8,8 +8,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricgen import yamlemit
-from fabricgen.yamlemit import yaml_text
+from fabricgen.render import yamlemit
+from fabricgen.render.yamlemit import yaml_text
 
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from fabricgen.analyze.counts import COUNT_PATTERN, parse_count
+from fabricgen.core.counts import COUNT_PATTERN, parse_count
 
 
 class CountType(click.ParamType[str, Any]):
@@ -22,7 +22,7 @@ class CountType(click.ParamType[str, Any]):
     name = "count"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from fabricgen.units import normalise_count
+        from fabricgen.core.units import normalise_count
 
         canonical, why = normalise_count(str(value))
         if why:
@@ -150,8 +150,8 @@ def _write_markdown(path: Path, result: dict[str, Any]) -> None:
 
 
 def _atomic_write(target: Path, content: str) -> None:
-    """Atomic, and 0666 minus the umask like any other output (see fabricgen.write); imported
+    """Atomic, and 0666 minus the umask like any other output (see fabricgen.render.write); imported
     here so `validate` does not load the writer."""
-    from fabricgen.write import atomic_write_text
+    from fabricgen.render.write import atomic_write_text
 
     atomic_write_text(target, content)

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabricgen.analyze.costmodel import Job, Network
-from fabricgen.analyze.counts import parse_count
 from fabricgen.analyze.topology import Fabric, Placement, TopologyError, place
-from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.loader import SourceMap
-from fabricgen.schema import apply_defaults
+from fabricgen.core.counts import parse_count
+from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.inventory.loader import SourceMap
+from fabricgen.inventory.schema import apply_defaults
 
 FLAGS = {
     "params": "--params",

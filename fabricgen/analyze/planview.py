@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from fabricgen.analyze.topology import Fabric, IntArray, TopologyError
-from fabricgen.model import Link, Plan
+from fabricgen.core.model import Link, Plan
 
 
 def _index(names: list[str]) -> dict[str, int]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from fabricgen.artifacts.common import csv_text, metres
-from fabricgen.context import RenderContext
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
 from fabricgen.plan.media import Cable, cables
+from fabricgen.render.context import RenderContext
 
 COLUMNS = ("category", "part", "length_m", "count")
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key, sorted_by_group
-from fabricgen.context import RenderContext
-from fabricgen.model import Device, Plan
+from fabricgen.core.model import Device, Plan
 from fabricgen.plan.media import Cable, cables
+from fabricgen.render.context import RenderContext
 
 NETBOX_COLUMNS = (
     "side_a_device",

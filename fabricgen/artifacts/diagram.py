@@ -23,7 +23,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from fabricgen.model import SERVER_LINK, SM_LINK, Plan
+from fabricgen.core.model import SERVER_LINK, SM_LINK, Plan
 
 DETAIL_LIMIT = 64
 """Most switch-to-switch pairs drawn one by one (single-pod fabrics); beyond it, groups."""

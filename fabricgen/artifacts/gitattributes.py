@@ -13,8 +13,8 @@ pages, bom.csv, and the change summary of `fabricgen diff --format markdown`.
 
 from __future__ import annotations
 
-from fabricgen.context import RenderContext
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
+from fabricgen.render.context import RenderContext
 
 RULES = (
     ("plan*.json", "linguist-generated=true -diff"),

@@ -14,8 +14,8 @@ hosts.csv by column name, so new columns (other transports, more settings) do no
 from __future__ import annotations
 
 from fabricgen.artifacts.common import csv_text
-from fabricgen.context import RenderContext
-from fabricgen.model import Plan, RocePolicy, Server, ServerNic
+from fabricgen.core.model import Plan, RocePolicy, Server, ServerNic
+from fabricgen.render.context import RenderContext
 
 COLUMNS = (
     "server",

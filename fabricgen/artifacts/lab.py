@@ -12,10 +12,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from fabricgen.catalog import catalog_section
-from fabricgen.context import RenderContext
-from fabricgen.model import Device, Interface, Model, Plan
-from fabricgen.yamlemit import yaml_text
+from fabricgen.core.catalog import catalog_section
+from fabricgen.core.model import Device, Interface, Model, Plan
+from fabricgen.render.context import RenderContext
+from fabricgen.render.yamlemit import yaml_text
 
 
 @cache

@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 
 from fabricgen.artifacts.common import csv_text, metres, natural_key, sorted_by_group
-from fabricgen.context import RenderContext
-from fabricgen.model import SM_LINK, Plan, SubnetManager
+from fabricgen.core.model import SM_LINK, Plan, SubnetManager
 from fabricgen.plan.media import Cable, cables
+from fabricgen.render.context import RenderContext
 
 MANUFACTURER_COLUMNS = ("name", "slug")
 ROLE_COLUMNS = ("name", "slug", "color")

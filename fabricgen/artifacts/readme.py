@@ -11,8 +11,8 @@ from collections import Counter
 
 from fabricgen.artifacts.common import md_table
 from fabricgen.artifacts.diagram import DETAIL_LIMIT, mermaid
-from fabricgen.context import RenderContext
-from fabricgen.model import SM_LINK, Plan
+from fabricgen.core.model import SM_LINK, Plan
+from fabricgen.render.context import RenderContext
 
 
 def _devices(plan: Plan) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.pipeline import Checked, load_and_plan
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.loader import resolve_inventory_path
+from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.inventory.loader import resolve_inventory_path
 from fabricgen.pipeline import Checked, load_and_plan
 
 INSTEAD = "compare two files instead: fabricgen diff OLD/fabric.yml NEW/fabric.yml"

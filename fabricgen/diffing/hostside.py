@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from fabricgen.artifacts.hosts import COLUMNS, host_rows
-from fabricgen.model import Plan, RocePolicy
+from fabricgen.core.model import Plan, RocePolicy
 
 MAX_NAMED = 3
 """NICs named per host change; the rest are counted."""

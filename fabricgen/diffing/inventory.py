@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricgen.allocate import ip_int
+from fabricgen.core.model import Device, Link, Plan
 from fabricgen.diffing.hostside import host_changes, policy_changes
-from fabricgen.model import Device, Link, Plan
-from fabricgen.render import RenderContext, device_configs, tidy
+from fabricgen.plan.allocate import ip_int
+from fabricgen.render.producers import RenderContext, device_configs, tidy
 
 CableKey = tuple[str, str, str, str]
 

@@ -17,7 +17,7 @@ from functools import cache
 
 from hier_config import Platform, WorkflowRemediation, get_hconfig
 
-from fabricgen.catalog import catalog_section
+from fabricgen.core.catalog import catalog_section
 from fabricgen.push.ownership import owned_text, redact
 
 

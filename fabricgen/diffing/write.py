@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.diffing.running import Remediation
-from fabricgen.serialize import FABRIC_FRAGMENT
-from fabricgen.write import atomic_write_text
+from fabricgen.render.serialize import FABRIC_FRAGMENT
+from fabricgen.render.write import atomic_write_text
 
 
 def read_configs(folder: Path) -> dict[str, str]:
@@ -37,7 +37,7 @@ def rendered_from_build(out: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Atomic, and 0666 minus the umask like any other output (see fabricgen.write)."""
+    """Atomic, and 0666 minus the umask like any other output (see fabricgen.render.write)."""
     atomic_write_text(path, text)
 
 

@@ -19,9 +19,9 @@ def ib() -> None:
 
 
 def _rendered(inventory: Path, build: Path | None) -> tuple[object, dict[str, str]]:
-    from fabricgen.loader import resolve_inventory_path
-    from fabricgen.render import RenderContext, render_files
-    from fabricgen.templating import user_template_dirs
+    from fabricgen.inventory.loader import resolve_inventory_path
+    from fabricgen.render.producers import RenderContext, render_files
+    from fabricgen.render.templating import user_template_dirs
 
     plan = checked_plan(inventory).plan
     if plan.infiniband is None:
@@ -77,10 +77,10 @@ def verify(
 
     Exit 0 when every check passes, 1 when one fails, 2 on bad input or missing tools.
     """
+    from fabricgen.core.model import Plan
     from fabricgen.infiniband.sim import SimulationError
     from fabricgen.infiniband.verify import Options
     from fabricgen.infiniband.verify import verify as run_verify
-    from fabricgen.model import Plan
 
     plan, files = _rendered(inventory, build)
     assert isinstance(plan, Plan)
@@ -139,7 +139,7 @@ def import_guids(inventory: Path, ibnetdiscover_output: Path, dry_run: bool) -> 
     """
     from fabricgen.infiniband.guids import match_guids, overridden, update_inventory, write_atomically
     from fabricgen.infiniband.ibnet import parse_ibnet
-    from fabricgen.loader import resolve_inventory_path
+    from fabricgen.inventory.loader import resolve_inventory_path
     from fabricgen.pipeline import load_and_plan
 
     path = resolve_inventory_path(inventory)

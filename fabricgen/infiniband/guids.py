@@ -22,9 +22,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from fabricgen.core.model import SM_LINK, Plan
 from fabricgen.infiniband.ibnet import IbFabric, IbNode
 from fabricgen.infiniband.topology import ib_port_numbers
-from fabricgen.model import SM_LINK, Plan
 
 _MF0 = re.compile(r"^MF0;([^:;\s]+)")
 

@@ -13,9 +13,9 @@ P_Key tables OpenSM programs.
 from __future__ import annotations
 
 from fabricgen.artifacts.common import csv_text
-from fabricgen.context import RenderContext
+from fabricgen.core.model import InfinibandPlan, Partition, Plan, Server
 from fabricgen.infiniband.pkeys import default_pkey, expected_pkeys, planned_master, table_order
-from fabricgen.model import InfinibandPlan, Partition, Plan, Server
+from fabricgen.render.context import RenderContext
 
 COLUMNS = ("server", "nic", "leaf", "leaf_port", "port_guid", "partition", "pkey", "membership", "pkey_index", "sl", "ipoib_child")
 

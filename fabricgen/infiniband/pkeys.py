@@ -9,7 +9,7 @@ also give the sysfs lookup that finds the index on the host itself.
 
 from __future__ import annotations
 
-from fabricgen.model import InfinibandPlan, Plan, SubnetManager
+from fabricgen.core.model import InfinibandPlan, Plan, SubnetManager
 
 
 def planned_master(ib: InfinibandPlan) -> SubnetManager:

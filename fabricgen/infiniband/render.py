@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fabricgen.core.model import Plan
 from fabricgen.infiniband.hosts import ib_hosts
 from fabricgen.infiniband.topology import net_file
-from fabricgen.model import Plan
-from fabricgen.templating import environment
+from fabricgen.render.templating import environment
 
-if TYPE_CHECKING:  # fabricgen.render imports this module for PRODUCERS
-    from fabricgen.context import RenderContext
+if TYPE_CHECKING:  # fabricgen.render.producers imports this module for PRODUCERS
+    from fabricgen.render.context import RenderContext
 
 SHARED_FILES = ("root_guids.conf", "cn_guids.conf", "partitions.conf", "node-name-map")
 

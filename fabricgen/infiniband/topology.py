@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricgen.core.model import Plan
 from fabricgen.infiniband.ibnet import IbFabric
-from fabricgen.model import Plan
 
 SPEEDS = {10: "4xSDR", 20: "4xDDR", 40: "4xQDR", 56: "4xFDR", 100: "4xEDR", 200: "4xHDR", 400: "4xHDR", 800: "4xHDR"}
 """Link width x speed per Gb/s. ibsim 0.10 and OpenSM 3.3.23 know no NDR/XDR: those run as HDR."""

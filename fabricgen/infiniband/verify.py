@@ -31,6 +31,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabricgen.core.model import Plan, SubnetManager
 from fabricgen.infiniband.ibnet import IbFabric, norm_guid, parse_ibnet
 from fabricgen.infiniband.partitions import check_partitions
 from fabricgen.infiniband.pkeys import planned_master
@@ -39,7 +40,6 @@ from fabricgen.infiniband.topology import ib_port_numbers
 from fabricgen.infiniband.verify_partitions import check_partition_tables
 from fabricgen.infiniband.verify_report import Check, Report
 from fabricgen.infiniband.verify_routing import check_spine_routes, check_tree
-from fabricgen.model import Plan, SubnetManager
 
 PATH_OPTIONS = (
     "root_guid_file",

@@ -19,12 +19,12 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 
+from fabricgen.core.model import Plan, SubnetManager
 from fabricgen.infiniband.ibnet import IbFabric, norm_guid
 from fabricgen.infiniband.partitions import check_partitions
 from fabricgen.infiniband.pkeys import expected_pkeys, table_order
 from fabricgen.infiniband.sim import Simulation
 from fabricgen.infiniband.verify_report import Check, Report
-from fabricgen.model import Plan, SubnetManager
 
 PARALLEL_QUERIES = 4
 """Concurrent smpquery calls: ibsim serves at most 10 clients, OpenSM and a standby take two."""

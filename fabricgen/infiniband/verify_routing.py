@@ -21,10 +21,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from fabricgen.core.model import Plan
 from fabricgen.infiniband.ibnet import IbFabric, norm_guid
 from fabricgen.infiniband.sim import Simulation
 from fabricgen.infiniband.verify_report import Check, Report
-from fabricgen.model import Plan
 
 FTREE_ERROR = re.compile(r"ERR (AB[0-9A-F]{2}): (.*)")
 RANK0 = re.compile(r"Fabric has (\d+) switches at rank 0 \(roots\)")

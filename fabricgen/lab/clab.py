@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabricgen.catalog import catalog_section
+from fabricgen.core.catalog import catalog_section
 from fabricgen.lab.configs import DAEMONS_FILE, frr_config, lldpd_config
 from fabricgen.lab.lab import SERVER_SYSCTLS, SWITCH_SYSCTLS
 from fabricgen.lab.topology import LabServer, LabSwitch, LabTopology
-from fabricgen.yamlemit import yaml_text
+from fabricgen.render.yamlemit import yaml_text
 
 
 def _switch_node(switch: LabSwitch, image: dict[str, str]) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricgen.lab.topology import LabSwitch, LabTopology
-from fabricgen.render import tidy
-from fabricgen.templating import environment
+from fabricgen.render.producers import tidy
+from fabricgen.render.templating import environment
 
 
 @dataclass(frozen=True, slots=True)

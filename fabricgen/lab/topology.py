@@ -1,4 +1,4 @@
-"""The lab's view of the plan: the one place that reads `fabricgen.model.Plan`.
+"""The lab's view of the plan: the one place that reads `fabricgen.core.model.Plan`.
 
 Everything the lab builds (namespaces, veths, FRR and lldpd configs) and everything `lab
 verify` expects comes from the `LabTopology` made here, so a change in the plan's layout is
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricgen.catalog import platforms
-from fabricgen.model import Device, Interface, Plan
+from fabricgen.core.catalog import platforms
+from fabricgen.core.model import Device, Interface, Plan
 
 IFNAMSIZ = 15
 """Longest Linux interface name (IFNAMSIZ - 1)."""

@@ -23,9 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from ipaddress import ip_network
 
-from fabricgen.allocate import Layout, PoolTally
-from fabricgen.catalog import models_for, platforms
-from fabricgen.model import Device, InfinibandPlan, Link, Model, Oversubscription, Plan, Platform, Services, TierLinks
+from fabricgen.core.catalog import models_for, platforms
+from fabricgen.core.model import Device, InfinibandPlan, Link, Model, Oversubscription, Plan, Platform, Services, TierLinks
+from fabricgen.core.units import length_m
+from fabricgen.plan.allocate import Layout, PoolTally
 from fabricgen.plan.guids import server_guids
 from fabricgen.plan.inputs import AddressingInput, Inputs, UplinksInput
 from fabricgen.plan.passes import infiniband as ib_plan
@@ -44,7 +45,6 @@ from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers,
 from fabricgen.plan.passes.sm_links import cable_subnet_managers
 from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
-from fabricgen.units import length_m
 
 _NO_ADDRESSING = AddressingInput("0.0.0.0/32", "0.0.0.0/32", None, "p2p", None, None)
 """An InfiniBand fabric has no `addressing:` section: nothing is allocated from these."""

@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fabricgen.loader import PathKey, SourceMap
-from fabricgen.schema import apply_defaults
+from fabricgen.inventory.loader import PathKey, SourceMap
+from fabricgen.inventory.schema import apply_defaults
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Media of one cable from the hardware at its two ends, the parts it takes and their identities.
 
-The rule (which medium joins two ends over a length) is `fabricgen/media_rules.py`, a pure
+The rule (which medium joins two ends over a length) is `fabricgen/core/media_rules.py`, a pure
 function of the ends' facts. This module gives it those facts from the plan's parts (switch
 cage or server NIC: form factor, lane rate, the module in the cage and how many links share it)
 and names the parts. The planner's media pass (`plan/passes/media.py`) stores the resulting
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from fabricgen import media_rules as rules
-from fabricgen.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
+from fabricgen.core import media_rules as rules
+from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
 from fabricgen.plan.passes.ports import AnyLink
 
 Key = tuple[str, ...]

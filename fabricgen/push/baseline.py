@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fabricgen.postchecks import _short, eos_interface_states, eos_pfc_states, nxos_interface_states, nxos_pfc_states, nxos_rows
+from fabricgen.push.postchecks import _short, eos_interface_states, eos_pfc_states, nxos_interface_states, nxos_pfc_states, nxos_rows
 
 UP = frozenset({"up", "connected"})
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabricgen.postchecks import ansible_filters as postcheck_filters
 from fabricgen.push import baseline, rollout
 from fabricgen.push.ownership import owned_text, redact
+from fabricgen.push.postchecks import ansible_filters as postcheck_filters
 from fabricgen.push.rescue import rescue_report
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
 

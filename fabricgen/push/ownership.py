@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from fabricgen.catalog import platforms
+from fabricgen.core.catalog import platforms
 from fabricgen.push.sections import Section, split_sections
 
 REDACTED = "<redacted>"

@@ -1,4 +1,4 @@
-"""Ansible filters for the deploy playbooks; the logic and its tests live in fabricgen.postchecks and fabricgen.push."""
+"""Ansible filters for the deploy playbooks; the logic and its tests live in fabricgen.push.postchecks and fabricgen.push."""
 
 from __future__ import annotations
 

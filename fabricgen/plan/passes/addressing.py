@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fabricgen import allocate
-from fabricgen.allocate import Layout, PoolTally, ipv4
-from fabricgen.model import PoolUsage
+from fabricgen.core.model import PoolUsage
+from fabricgen.plan import allocate
+from fabricgen.plan.allocate import Layout, PoolTally, ipv4
 from fabricgen.plan.inputs import AddressingInput, BgpInput
 from fabricgen.plan.passes.expand import TierNode, Tiers
 from fabricgen.plan.passes.speeds import Speeds
@@ -119,7 +119,7 @@ def asn_of(node: TierNode, layout: Layout, bgp: BgpInput, routed: bool) -> int:
     """Leaves: one ASN each (RFC 7938), whatever the transport; spines: one per pod;
     super-spines: one per plane; 0 for spines and super-spines without BGP. Pins win.
 
-    >>> from fabricgen.model import Model, Platform
+    >>> from fabricgen.core.model import Model, Platform
     >>> bgp = BgpInput(spine_asn=65000, leaf_asn=65101, superspine_asn=64900, maximum_paths=None, bfd=True, bfd_interval_ms=300, bfd_multiplier=3)
     >>> leaf = TierNode("leaf", 3, "l3", None, None, pod=2)  # type: ignore[arg-type]
     >>> asn_of(leaf, Layout(spine_slots=4, leaf_slots=8), bgp, True)

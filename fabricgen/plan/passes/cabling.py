@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from fabricgen.diagnostics import FabricError
-from fabricgen.loader import SourceMap
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.units import length_m
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import CableOverride
 from fabricgen.plan.passes.ports import AnyLink, LinkDraft
-from fabricgen.units import length_m
 
 
 def override_positions(overrides: Sequence[CableOverride]) -> dict[tuple[str, str], int]:

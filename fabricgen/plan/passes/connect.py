@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabricgen import allocate
-from fabricgen.allocate import PoolTally, ipv4
-from fabricgen.model import Endpoint
+from fabricgen.core.model import Endpoint
+from fabricgen.plan import allocate
+from fabricgen.plan.allocate import PoolTally, ipv4
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortDraft, PortSlots, SlotsByKind, port_slots
 

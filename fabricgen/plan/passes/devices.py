@@ -12,7 +12,7 @@ import operator
 import socket
 from collections.abc import Iterable, Iterator, Mapping
 
-from fabricgen.model import BgpNeighbor, Breakout, Device, Interface, PeerGroup
+from fabricgen.core.model import BgpNeighbor, Breakout, Device, Interface, PeerGroup
 from fabricgen.plan.guids import switch_guid
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools
 from fabricgen.plan.passes.expand import TierNode

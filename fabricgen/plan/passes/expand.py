@@ -13,9 +13,9 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Model, Platform
+from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.model import Model, Platform
+from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.inputs import Inputs, NodePin, TierInput
 
 

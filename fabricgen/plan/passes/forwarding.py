@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from fabricgen.model import Device, Interface, Model, Platform, RocePolicy
+from fabricgen.core.model import Device, Interface, Model, Platform, RocePolicy
 
 SWITCH_FACING = frozenset({"uplink", "downlink"})
 """Interface roles of cables to another switch: the ports ECMP (and DLB) choose among."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from fabricgen.model import Platform
+from fabricgen.core.model import Platform
 from fabricgen.plan.passes.ports import AnyLink
 
 NS_PER_METRE = 5.13

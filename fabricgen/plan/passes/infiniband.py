@@ -12,9 +12,9 @@ import dataclasses
 import fnmatch
 from collections.abc import Mapping
 
-from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.loader import SourceMap
-from fabricgen.model import Device, InfinibandPlan, NodeName, Partition, Server, SubnetManager
+from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.model import Device, InfinibandPlan, NodeName, Partition, Server, SubnetManager
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.guids import KIND_SM, placeholder_guid
 from fabricgen.plan.inputs import GuidPin, Inputs, default_subnet_manager
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from fabricgen import media_rules as rules
-from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Choice, Device, Link, Model, NicModel, Server, SubnetManager
+from fabricgen.core import media_rules as rules
+from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Server, SubnetManager
+from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.media import End, Ends, choose
 from fabricgen.plan.passes.ports import AnyLink
 
@@ -41,7 +41,7 @@ class _Miss:
 def length_source(link: AnyLink, overrides: Mapping[tuple[str, str], int]) -> PathKey:
     """The inventory key the cable's length comes from.
 
-    >>> from fabricgen.model import Endpoint
+    >>> from fabricgen.core.model import Endpoint
     >>> link = Link("leaf-spine", Endpoint("l1", "e1", 1), Endpoint("s1", "e9", 9), 400, "", "", "", 20.0)
     >>> length_source(link, {})
     ('cabling', 'length', 'leaf-spine')

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fabricgen import allocate
-from fabricgen.model import Endpoint, Link
+from fabricgen.core.model import Endpoint, Link
+from fabricgen.plan import allocate
 from fabricgen.plan.passes.expand import TierNode
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fabricgen.model import Platform, QosProfile, QosQueue, RocePolicy
+from fabricgen.core.model import Platform, QosProfile, QosQueue, RocePolicy
+from fabricgen.core.units import size_bytes
 from fabricgen.plan.inputs import RoceInput
-from fabricgen.units import size_bytes
 
 QUEUES = 8
 """Egress queues (traffic classes 0-7) of the RoCE profile on every Ethernet platform."""

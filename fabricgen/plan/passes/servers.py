@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabricgen import allocate
-from fabricgen.allocate import Layout, PoolTally, ipv4
-from fabricgen.catalog import nic_models
-from fabricgen.diagnostics import FabricError
-from fabricgen.loader import SourceMap
-from fabricgen.model import Endpoint, NicModel, Server, ServerNic
+from fabricgen.core.catalog import nic_models
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.model import Endpoint, NicModel, Server, ServerNic
+from fabricgen.inventory.loader import SourceMap
+from fabricgen.plan import allocate
+from fabricgen.plan.allocate import Layout, PoolTally, ipv4
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode

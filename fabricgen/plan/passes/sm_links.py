@@ -16,7 +16,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from fabricgen.model import SM_LINK, SM_ROLE, Breakout, Device, Endpoint, InfinibandPlan, Interface, Link, Model, Platform, SubnetManager
+from fabricgen.core.model import (
+    SM_LINK,
+    SM_ROLE,
+    Breakout,
+    Device,
+    Endpoint,
+    InfinibandPlan,
+    Interface,
+    Link,
+    Model,
+    Platform,
+    SubnetManager,
+)
 
 SM_NIC = "nic1"
 """The SM host's HCA port (one port, like a server's first NIC)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fabricgen.loader import SourceMap, format_path
-from fabricgen.model import JobInput, Pin
+from fabricgen.core.model import JobInput, Pin
+from fabricgen.inventory.loader import SourceMap, format_path
 from fabricgen.plan.passes.expand import TierNode
 
 PIN_KEYS = ("name", "model", "platform", "asn", "loopback", "management", "serial", "guid")
@@ -20,7 +20,7 @@ PIN_KEYS = ("name", "model", "platform", "asn", "loopback", "management", "seria
 def pins_of(nodes: Iterable[TierNode], source: SourceMap) -> tuple[Pin, ...]:
     """Every pinned value of every device, in device order.
 
-    >>> from fabricgen.catalog import models_for, platforms
+    >>> from fabricgen.core.catalog import models_for, platforms
     >>> node = TierNode("leaf", 1, "l1", models_for({})["arista-7060dx5-64s"], platforms()["eos"], asn=65555, pin=("leaves", "nodes", 0))
     >>> pins_of([node], SourceMap("f.yml", {("leaves", "nodes", 0, "asn"): (9, 27)}))
     (Pin(device='l1', key='asn', path='leaves.nodes[0].asn', line=9, column=27),)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fabricgen.diagnostics import Diagnostic, FabricError
-from fabricgen.loader import SourceMap
-from fabricgen.model import Model
+from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.model import Model
+from fabricgen.core.units import speed_gbps
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import Inputs
 from fabricgen.plan.passes.expand import TierNode, Tiers
-from fabricgen.units import speed_gbps
 
 
 @dataclass(frozen=True, slots=True)

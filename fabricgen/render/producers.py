@@ -13,15 +13,15 @@ from functools import partial
 from typing import Any
 
 from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox
-from fabricgen.catalog import catalog_data, platforms
-from fabricgen.context import Producer as Producer
-from fabricgen.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
+from fabricgen.core.catalog import catalog_data, platforms
+from fabricgen.core.model import Device, Plan
 from fabricgen.infiniband.render import opensm_files
-from fabricgen.model import Device, Plan
-from fabricgen.parallel import fan_out, run_units, slices
-from fabricgen.serialize import plan_fragments
-from fabricgen.templating import environment
-from fabricgen.yamlemit import block_scalar, yaml_text
+from fabricgen.render.context import Producer as Producer
+from fabricgen.render.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
+from fabricgen.render.parallel import fan_out, run_units, slices
+from fabricgen.render.serialize import plan_fragments
+from fabricgen.render.templating import environment
+from fabricgen.render.yamlemit import block_scalar, yaml_text
 
 _UNTIDY = re.compile(r"[^\S\n]\n|\n\n\n|[^\S\n]\Z")
 _ASCII_RARE_BLANKS = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"
@@ -91,7 +91,7 @@ def _render_devices(shared: tuple[Plan, RenderContext, tuple[Device, ...]], star
 
 
 def plan_file(plan: Plan, context: RenderContext) -> dict[str, str]:
-    """`plan/fabric.json` and `plan/devices/<name>.json` (see fabricgen.serialize): a change to
+    """`plan/fabric.json` and `plan/devices/<name>.json` (see fabricgen.render.serialize): a change to
     one device rewrites its fragment and its neighbours', not the whole plan."""
     return plan_fragments(plan)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from fabricgen.diagnostics import Diagnostic, Severity
-from fabricgen.loader import PathKey, SourceMap, format_path
+from fabricgen.core.diagnostics import Diagnostic, Severity
+from fabricgen.inventory.loader import PathKey, SourceMap, format_path
 
 
 def place(source: SourceMap, path: PathKey) -> str:

@@ -14,10 +14,9 @@ from typing import Any
 
 import jsonschema
 
-from fabricgen.analyze.counts import COUNT_PATTERN
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import PathKey, SourceMap, format_path
-from fabricgen.units import (
+from fabricgen.core.counts import COUNT_PATTERN
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.core.units import (
     LENGTH_PATTERN,
     SIZE_PATTERN,
     SPEED_PATTERN,
@@ -26,6 +25,7 @@ from fabricgen.units import (
     normalise_size,
     normalise_speed,
 )
+from fabricgen.inventory.loader import PathKey, SourceMap, format_path
 
 _TYPE_NAMES = {
     "integer": "an integer",

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from fabricgen.model import Model, NicModel, Platform
+from fabricgen.core.model import Model, NicModel, Platform
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when PyYAML was built with it: the same documents, parsed about ten

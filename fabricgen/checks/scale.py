@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import SourceMap
-from fabricgen.model import Plan
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import Inputs
 
 

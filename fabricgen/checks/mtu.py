@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import SourceMap
-from fabricgen.model import Plan
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import Inputs
 
 _LISTED = 5

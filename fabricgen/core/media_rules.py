@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
-from fabricgen.catalog import catalog_section
+from fabricgen.core.catalog import catalog_section
 
 
 class End(NamedTuple):

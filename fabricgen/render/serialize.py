@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
 
 _OPTIONS = (
     orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from rich.console import Console
 from rich.table import Table
 
-from fabricgen.model import Plan
+from fabricgen.core.model import Plan
 from fabricgen.plan.inputs import Inputs
 
 
@@ -126,8 +126,8 @@ def _print_policy(plan: Plan, console: Console) -> None:
 
 
 def print_growth(plan: Plan, inputs: Inputs, console: Console, target: tuple[int, str] | None = None) -> None:
-    """Growth headroom per pool and tier (`fabricgen.growth`), and with `target` what it needs."""
-    from fabricgen.growth import dimensions, limits, sizing, units_for
+    """Growth headroom per pool and tier (`fabricgen.checks.growth`), and with `target` what it needs."""
+    from fabricgen.checks.growth import dimensions, limits, sizing, units_for
 
     found = dimensions(plan, inputs)
     if not found:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import PathKey, SourceMap
-from fabricgen.units import length_m
-from fabricgen.validation.common import warning
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.core.units import length_m
+from fabricgen.inventory.loader import PathKey, SourceMap
+from fabricgen.inventory.validation.common import warning
 
 ROCE_MIN_MTU = 4156
 """A RoCEv2 packet with a 4096-byte payload (the largest RDMA path MTU, which AI NICs use) is

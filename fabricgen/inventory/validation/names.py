@@ -18,9 +18,9 @@ import string
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import PathKey, SourceMap, format_path
-from fabricgen.validation.common import place
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.inventory.loader import PathKey, SourceMap, format_path
+from fabricgen.inventory.validation.common import place
 
 _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 RFC_HINT = "a host name (RFC 1123): letters, digits and '-', not first or last, at most 63 characters"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Plan
-from fabricgen.validation.common import place
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import PathKey, SourceMap
+from fabricgen.inventory.validation.common import place
 
 RESERVED_ASNS = {
     0: "AS 0 may not be used (RFC 7607)",

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import SourceMap
-from fabricgen.model import Plan
-from fabricgen.validation.common import place, warning
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import SourceMap
+from fabricgen.inventory.validation.common import place, warning
 
 POOLS = ("loopbacks", "fabric", "servers", "management")
 FABRIC_POOLS = ("loopbacks", "fabric", "servers")

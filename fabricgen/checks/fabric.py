@@ -13,14 +13,14 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from fabricgen.allocate import ip_int
-from fabricgen.catalog import platforms
-from fabricgen.checks_forwarding import check_load_balancing, check_traffic_classes
-from fabricgen.checks_mtu import check_mtu
-from fabricgen.checks_scale import check_rails, check_tier_asns
-from fabricgen.diagnostics import Diagnostic, Severity
-from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import SM_ROLE, Pin, Plan
+from fabricgen.checks.forwarding import check_load_balancing, check_traffic_classes
+from fabricgen.checks.mtu import check_mtu
+from fabricgen.checks.scale import check_rails, check_tier_asns
+from fabricgen.core.catalog import platforms
+from fabricgen.core.diagnostics import Diagnostic, Severity
+from fabricgen.core.model import SM_ROLE, Pin, Plan
+from fabricgen.inventory.loader import PathKey, SourceMap
+from fabricgen.plan.allocate import ip_int
 from fabricgen.plan.inputs import Inputs, TierInput
 
 Check = Callable[[Plan, Inputs, SourceMap], Iterable[Diagnostic]]

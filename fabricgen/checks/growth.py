@@ -14,9 +14,9 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from fabricgen.diagnostics import FabricError
-from fabricgen.loader import SourceMap
-from fabricgen.model import Plan
+from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.build import build_plan
 from fabricgen.plan.inputs import Inputs
 

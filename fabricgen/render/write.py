@@ -35,7 +35,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.core.diagnostics import Diagnostic, FabricError
 
 MANIFEST = ".fabricgen-manifest"
 STAGING = ".fabricgen-staging"

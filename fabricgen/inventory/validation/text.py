@@ -15,8 +15,8 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import PathKey, SourceMap
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.inventory.loader import PathKey, SourceMap
 
 _FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 """C0 and C1 controls and DEL (Unicode category Cc), line and paragraph separators (Zl, Zp), and

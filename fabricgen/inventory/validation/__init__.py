@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from fabricgen.diagnostics import Diagnostic
-from fabricgen.loader import SourceMap
-from fabricgen.model import Plan
-from fabricgen.validation.addresses import check_addresses, check_gateway_users
-from fabricgen.validation.identity import check_identity, check_reserved_asns
-from fabricgen.validation.names import check_names
-from fabricgen.validation.settings import check_settings
-from fabricgen.validation.text import check_text
+from fabricgen.core.diagnostics import Diagnostic
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import SourceMap
+from fabricgen.inventory.validation.addresses import check_addresses, check_gateway_users
+from fabricgen.inventory.validation.identity import check_identity, check_reserved_asns
+from fabricgen.inventory.validation.names import check_names
+from fabricgen.inventory.validation.settings import check_settings
+from fabricgen.inventory.validation.text import check_text
 
 DocumentCheck = Callable[[dict[str, Any], SourceMap], list[Diagnostic]]
 PlanCheck = Callable[[Plan, dict[str, Any], SourceMap], Iterable[Diagnostic]]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.model import Device, Plan
+from fabricgen.core.model import Device, Plan
 
 
 @dataclass(frozen=True, slots=True)

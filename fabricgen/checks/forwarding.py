@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from fabricgen.catalog import platforms
-from fabricgen.diagnostics import Diagnostic, Severity
-from fabricgen.loader import SourceMap
-from fabricgen.model import Plan
+from fabricgen.core.catalog import platforms
+from fabricgen.core.diagnostics import Diagnostic, Severity
+from fabricgen.core.model import Plan
+from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import Inputs
 
 TIER_NAMES = {"leaf": "leaves", "spine": "spines", "superspine": "super-spines"}

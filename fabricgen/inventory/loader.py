@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from fabricgen.diagnostics import Diagnostic, FabricError
+from fabricgen.core.diagnostics import Diagnostic, FabricError
 
 PathKey = tuple[str | int, ...]
 

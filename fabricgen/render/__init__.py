@@ -1,0 +1,1 @@
+"""Render and write: the producers' registry, templates, serialisers and the confined writer."""
