@@ -9,10 +9,11 @@ One lab serves the module; the scenarios run in file order on it:
 1. a wrong remote-as on day 0 fails the leaf canary with BGP state from FRR and rolls back;
 2. a day-0 push of the whole fabric: every switch pushed, every planned session Established with
    prefixes in FRR, LLDP from lldpd equal to the cabling plan;
-3. a one-leaf change (a pinned ASN): only that leaf and its spines change, the others are not
-   touched (no session, no checkpoint);
-4. the controller lost between the canary's commit timer and its confirm: the stand-in's clock
-   expires the timer, the previous config returns and FRR is back on the pre-change sessions.
+3. the controller lost between the canary's commit timer and its confirm (a one-leaf change: a
+   pinned ASN): the stand-in's clock expires the timer, the previous config returns and FRR is
+   back on the pre-change sessions;
+4. the same one-leaf change, run to the end: only that leaf and its spines change, the others
+   are not touched (no session, no checkpoint).
 
 The fabric is the deploy tests' small one (2 EOS spines, 2 NX-OS leaves, both platforms), not
 `inventories/pod-roce-400g`: that example has 8 uplinks per spine per leaf (256 BGP sessions,
@@ -100,7 +101,47 @@ def test_day0_push_every_switch_every_session_established_with_prefixes_lldp_as_
         assert set(lab.deploy.device(name).routing.lldp(lab.deploy.device(name))) == cabled, name  # type: ignore[union-attr]
 
 
+def test_controller_lost_before_confirm_the_timer_brings_back_the_previous_config(lab: LabDeploy) -> None:
+    # The change: leaf02 onto a pinned ASN. The spine canary's half lands first (its session to
+    # leaf02 drops until leaf02 follows), its post-checks pass, and at the confirm the controller dies.
+    spine = lab.deploy.device("lab1-spine01")
+    previous = spine.running
+    pre_change = lab.sessions("lab1-spine01")
+    assert {state for state, _ in pre_change.values()} == {"Established"} and len(pre_change) == 2
+    lab.render(PINNED)
+    gate = ConfirmGate()
+    spine.confirm_gate = gate
+    logged = len(spine.log)
+    lab.deploy.order.clear()
+    output = lab.deploy.runner.workdir / "lost-controller.log"
+    controller = lab.deploy.runner.start("deploy.yml", output=output)
+    try:
+        assert gate.reached.wait(timeout=900), output.read_text()[-4000:]
+        os.killpg(controller.pid, signal.SIGKILL)  # the controller is gone: nobody confirms or aborts
+        controller.wait(timeout=30)
+    finally:
+        gate.release.set()
+        lab.deploy.runner.stop_leftovers()
+    assert spine.pending is not None and spine.running != previous  # staged with its timer, not confirmed
+    assert lab.deploy.commits() == ["lab1-spine01"] and [kind for kind, _ in spine.log[logged:] if kind in SESSION_EVENTS] == [
+        "commit-timer"
+    ]
+    during = lab.sessions("lab1-spine01")
+    assert during != pre_change  # FRR runs the staged config: the session to leaf02 is down
+    # The stand-in's own clock, advanced by the test (no wall-clock wait): the timer expires.
+    lab.deploy.clock.advance(3600)
+    assert spine.events("timer-expired")[-1:] == ["timer-expired"]
+    assert spine.running == previous and spine.pending is None
+    back = wait_for(lambda: _same_sessions(lab, "lab1-spine01", pre_change))
+    assert back.passed, (lab.sessions("lab1-spine01"), pre_change)
+    for name in ("lab1-leaf01", "lab1-leaf02", "lab1-spine02"):  # nothing else was touched
+        assert lab.deploy.device(name).pending is None, name
+    assert [entry for entry in lab.deploy.order if entry.endswith(":commit-timer")] == ["lab1-spine01:commit-timer"]
+    lab.render(FABRIC)  # the inventory the fabric runs again
+
+
 def test_one_leaf_change_touches_only_that_leaf_and_its_spines(lab: LabDeploy) -> None:
+    lab.render(FABRIC)  # the configs the fabric runs (day 0)
     before = {p.name: p.read_text() for p in (lab.deploy.build / "configs").glob("*.cfg")}
     topology = lab.render(PINNED)
     after = {p.name: p.read_text() for p in (lab.deploy.build / "configs").glob("*.cfg")}
@@ -123,41 +164,6 @@ def test_one_leaf_change_touches_only_that_leaf_and_its_spines(lab: LabDeploy) -
     bgp = wait_for(lambda: check_bgp(lab.frr, topology))
     assert bgp.passed, bgp.failures[:10]
     assert {remote for state, remote in lab.sessions("lab1-spine01").values() if state == "Established"} == {"65101", "65199"}
-
-
-def test_controller_lost_before_confirm_the_timer_brings_back_the_previous_config(lab: LabDeploy) -> None:
-    # The change: leaf02 back off its pinned ASN. The spine canary's half lands first (its session
-    # to leaf02 drops until leaf02 follows), its post-checks pass, and at the confirm the controller dies.
-    spine = lab.deploy.device("lab1-spine01")
-    previous = spine.running
-    pre_change = lab.sessions("lab1-spine01")
-    assert {state for state, _ in pre_change.values()} == {"Established"} and len(pre_change) == 2
-    lab.render(FABRIC)
-    gate = ConfirmGate()
-    spine.confirm_gate = gate
-    lab.deploy.order.clear()
-    output = lab.deploy.runner.workdir / "lost-controller.log"
-    controller = lab.deploy.runner.start("deploy.yml", output=output)
-    try:
-        assert gate.reached.wait(timeout=900), output.read_text()[-4000:]
-        os.killpg(controller.pid, signal.SIGKILL)  # the controller is gone: nobody confirms or aborts
-        controller.wait(timeout=30)
-    finally:
-        gate.release.set()
-        lab.deploy.runner.stop_leftovers()
-    assert spine.pending is not None and spine.running != previous  # staged with its timer, not confirmed
-    assert lab.deploy.commits() == ["lab1-spine01"] and spine.events("confirm")[-1:] != ["confirm"]
-    during = lab.sessions("lab1-spine01")
-    assert during != pre_change  # FRR runs the staged config: the session to leaf02 is down
-    # The stand-in's own clock, advanced by the test (no wall-clock wait): the timer expires.
-    lab.deploy.clock.advance(3600)
-    assert spine.events("timer-expired")[-1:] == ["timer-expired"]
-    assert spine.running == previous and spine.pending is None
-    back = wait_for(lambda: _same_sessions(lab, "lab1-spine01", pre_change))
-    assert back.passed, (lab.sessions("lab1-spine01"), pre_change)
-    for name in ("lab1-leaf01", "lab1-leaf02", "lab1-spine02"):  # nothing else was touched
-        assert lab.deploy.device(name).pending is None, name
-    assert [entry for entry in lab.deploy.order if entry.endswith(":commit-timer")] == ["lab1-spine01:commit-timer"]
 
 
 def _same_sessions(lab: LabDeploy, switch: str, expected: dict[str, tuple[str, str]]) -> Check:
