@@ -14,20 +14,25 @@ import yaml
 
 from fabricgen.model import Model, NicModel, Platform
 
-
-def _read_data(name: str) -> dict[str, Any]:
-    text = resources.files("fabricgen").joinpath(f"data/{name}").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
-    return data
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it: the same documents, parsed about ten
+times faster (the catalog alone took a tenth of a second with the pure-Python loader, most of
+the fixed cost of planning a small fabric)."""
 
 
 @cache
+def _read_data(name: str) -> dict[str, Any]:
+    """A packaged data file, parsed once per process. Callers only read it."""
+    text = resources.files("fabricgen").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.load(text, Loader=_SAFE_LOADER)
+    return data
+
+
 def catalog_data(name: str) -> Any:
     """A whole data file (`rollout.yml`), parsed once per process."""
     return _read_data(name)
 
 
-@cache
 def catalog_section(name: str) -> Any:
     """One top-level section of `data/catalog.yml` (`optics`, `containerlab`, `hier_config`),
     parsed once per process, so every module reads the catalog the same way."""

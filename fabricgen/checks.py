@@ -8,11 +8,10 @@ inventory key to change, e.g. a pinned `leaves.nodes[0].name`); they never modif
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-
-import netaddr
 
 from fabricgen.allocate import ip_int
 from fabricgen.catalog import platforms
@@ -20,7 +19,7 @@ from fabricgen.checks_mtu import check_mtu
 from fabricgen.checks_scale import check_rails, check_tier_asns
 from fabricgen.diagnostics import Diagnostic, Severity
 from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Pin, Plan
+from fabricgen.model import SM_ROLE, Pin, Plan
 from fabricgen.plan.inputs import Inputs, TierInput
 
 Check = Callable[[Plan, Inputs, SourceMap], Iterable[Diagnostic]]
@@ -49,10 +48,10 @@ def check_pools(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagn
                 f"pool {pool.prefix} is too small: the plan needs {pool.needed} addresses (slots for growth included), the pool has {pool.capacity}",
                 hint=f"use at least a /{max(32 - (pool.needed - 1).bit_length(), 0)}",
             )
-    prefixes = [(p.key, netaddr.IPNetwork(p.prefix)) for p in plan.pools]
+    prefixes = [(p.key, ipaddress.ip_interface(p.prefix)) for p in plan.pools]
     for i, (key_a, net_a) in enumerate(prefixes):
         for key_b, net_b in prefixes[i + 1 :]:
-            if net_a.first <= net_b.last and net_b.first <= net_a.last:
+            if net_a.network.overlaps(net_b.network):
                 yield source.diagnostic(tuple(key_b.split(".")), f"pool {net_b} overlaps {key_a} ({net_a})")
 
 
@@ -108,7 +107,22 @@ def check_names(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagn
             yield source.diagnostic(where[name], f"duplicate name '{name}' ({', '.join(users)})")
 
 
+def _addresses_unique(plan: Plan) -> bool:
+    """Whether no address is assigned twice: one set over every address, the common case at
+    scale; the owners of a clash are only worked out when there is one."""
+    addresses = [a for d in plan.devices for a in (d.loopback, d.management) if a]
+    addresses += [i.address for d in plan.devices for i in d.interfaces if i.address]
+    addresses += [n.address for s in plan.servers for n in s.nics if n.address and n.address != n.gateway]
+    return len(set(addresses)) == len(addresses)
+
+
 def check_duplicates(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
+    if not _addresses_unique(plan):
+        yield from _address_clashes(plan, source)
+    yield from _asn_clashes(plan, source)
+
+
+def _address_clashes(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
     pins = _pinned_addresses(plan)
     # One dict entry per address; owners are formatted only for the (rare) clashes: at
     # 5,000 switches there are 600,000 addresses and a string each cost seconds.
@@ -133,6 +147,9 @@ def check_duplicates(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[
                 own(nic.address, (server.name, f"nic{nic.nic}"))
     leaf_of = {server.name: server.leaf for server in plan.servers}
     yield from _clash_findings(clashing, pins, leaf_of, source)
+
+
+def _asn_clashes(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
     asns: dict[int, list[str]] = defaultdict(list)
     for device in plan.devices:
         if device.role == "leaf" and device.asn:
@@ -174,7 +191,7 @@ def _clash_findings(
             ("addressing",),
             f"{len(found)} addresses ({address} to {found[-1][0]}) are used by more than one of {', '.join(devices)} "
             f"(and their servers), e.g. {address}: {', '.join(owners)}",
-            hint="their address blocks overlap: a pinned address, or a device whose model has more ports than the tier's",
+            hint="their address blocks overlap: a pinned address (a leaf's server block is sized for the largest leaf model of the tier)",
         )
     if len(overlaps) > MAX_LISTED:
         yield source.diagnostic(("addressing",), f"... and {len(overlaps) - MAX_LISTED} more sets of devices with overlapping addresses")
@@ -187,11 +204,8 @@ def check_ports(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagn
         highest = max((i.port for i in device.interfaces), default=0)
         if highest > device.ports_total:
             exhausted[(device.role, device.model, highest, device.ports_total)].append(device.name)
-        cages: dict[int, set[str]] = defaultdict(set)
-        for iface in device.interfaces:
-            if iface.port:
-                cages[iface.port].add(iface.role)
-        if any("uplink" in roles and len(roles) > 1 for roles in cages.values()):
+        uplink_cages = {i.port for i in device.interfaces if i.port and i.role == "uplink"}
+        if uplink_cages and not uplink_cages.isdisjoint(i.port for i in device.interfaces if i.port and i.role != "uplink"):
             servers = sum(1 for i in device.interfaces if i.role.startswith("server"))
             uplinks = sum(1 for i in device.interfaces if i.role == "uplink")
             collisions[(device.model, servers, uplinks, device.ports_total)].append(device.name)
@@ -345,7 +359,8 @@ def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diag
                     f"{device.name} has {hosts} host ports (servers and SM hosts) but {uplinks} uplinks: not 1:1, so ftree's non-blocking fat tree does not hold",
                     hint="attach fewer hosts per leaf, add uplinks, or raise oversubscription.max_ratio",
                 )
-            used = {i.port for i in device.interfaces}
+            # The SM host's own port (role `sm`, plan/passes/sm_links.py) does not take its cage from it.
+            used = {i.port for i in device.interfaces if i.role != SM_ROLE}
             for sm in ib.subnet_managers:
                 if sm.leaf == device.name and not sm.server and (sm.leaf_port in used or sm.leaf_port > device.ports_total):
                     # SM ports are cages: a twin-port (or split) cage holds several InfiniBand ports.

@@ -24,15 +24,19 @@ def check_mtu(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnos
     at most the smallest switch-to-switch MTU. Reported at `roce.mtu`, the key that sets it."""
     if plan.roce is None:
         return
-    mtu_of = {(d.name, i.name): i.mtu for d in plan.devices for i in d.interfaces}
-    limit = {d.name: p.mtu_max for d in plan.devices for p in plan.platforms if p.name == d.platform}
+    mtu_of = {d.name: {i.name: i.mtu for i in d.interfaces} for d in plan.devices}
+    maximum = {p.name: p.mtu_max for p in plan.platforms}
+    limit = {d.name: maximum[d.platform] for d in plan.devices if d.platform in maximum}
+    host, nothing = plan.host_mtu, dict[str, int]()
     mismatched: list[str] = []
     for link in plan.links:
-        ends = [mtu_of.get((e.device, e.interface)) for e in (link.a, link.z)]
-        ends = [plan.host_mtu if m is None and link.kind == "server-leaf" else m for m in ends]
-        maxima = [limit.get(e.device, plan.host_mtu) for e in (link.a, link.z)]
-        if ends[0] != ends[1] or any(m is not None and m > cap for m, cap in zip(ends, maxima, strict=True)):
-            mismatched.append(f"{link.a.device} {link.a.interface} ({ends[0]}) - {link.z.device} {link.z.interface} ({ends[1]})")
+        a, z = link.a, link.z
+        mtu_a, mtu_z = mtu_of.get(a.device, nothing).get(a.interface), mtu_of.get(z.device, nothing).get(z.interface)
+        if link.kind == "server-leaf":
+            mtu_a, mtu_z = host if mtu_a is None else mtu_a, host if mtu_z is None else mtu_z
+        above = (mtu_a is not None and mtu_a > limit.get(a.device, host)) or (mtu_z is not None and mtu_z > limit.get(z.device, host))
+        if mtu_a != mtu_z or above:
+            mismatched.append(f"{a.device} {a.interface} ({mtu_a}) - {z.device} {z.interface} ({mtu_z})")
     if mismatched:
         shown = ", ".join(mismatched[:_LISTED]) + (f" and {len(mismatched) - _LISTED} more" if len(mismatched) > _LISTED else "")
         yield source.diagnostic(

@@ -106,7 +106,8 @@ class Platform:
 @dataclass(frozen=True, slots=True)
 class Interface:
     """A configured port of a device. `role`: uplink, downlink (to a lower tier), server (routed
-    /31), server-l2 (access port in the leaf's server VLAN), svi (the server VLAN's gateway)."""
+    /31), server-l2 (access port in the leaf's server VLAN), svi (the server VLAN's gateway), sm
+    (an InfiniBand leaf's port to a dedicated subnet-manager host)."""
 
     name: str
     port: int
@@ -230,10 +231,21 @@ class Choice:
     z_ports: int = 0
 
 
+SERVER_LINK = "server-leaf"
+"""Kind of a GPU server's cable to its leaf."""
+SM_LINK = "sm-leaf"
+"""Kind of a dedicated subnet-manager host's cable to its leaf (InfiniBand): a host cable, but no
+GPU bandwidth, so analyze and the server counts leave it out."""
+HOST_LINK_KINDS = frozenset({SERVER_LINK, SM_LINK})
+SM_ROLE = "sm"
+"""Role of the leaf interface a dedicated SM host is cabled to."""
+"""Cables whose A end is a host (a server or an SM host), not a switch."""
+
+
 @dataclass(frozen=True, slots=True)
 class Link:
-    """One cable. A end is the lower tier (server or leaf), Z end the upper. `media` is set by
-    the media pass (None only while the planner is still wiring)."""
+    """One cable. A end is the lower tier (server, SM host or leaf), Z end the upper. `media` is
+    set by the media pass (None only while the planner is still wiring)."""
 
     kind: str
     a: Endpoint
@@ -246,6 +258,11 @@ class Link:
     media: Choice | None = None
     mtu: int = 0
     """IP MTU of both ends: the largest both platforms support (the host MTU on server cables)."""
+
+    @property
+    def to_host(self) -> bool:
+        """The A end is a host (server or SM host): its port is a NIC, not a switch interface."""
+        return self.kind in HOST_LINK_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +396,9 @@ class SubnetManager:
     server: str
     leaf: str
     leaf_port: int
+    nic_model: str = ""
+    """Catalog NIC model of a dedicated host's HCA (the servers' `servers.nic`); its cable is a
+    plan link of kind `sm-leaf` whose media the same rule chooses."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,7 +496,8 @@ class Services:
 @dataclass(frozen=True, slots=True)
 class TierLinks:
     """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
-    between each lower and upper device of a group) or `server-leaf` (`per_pair` NICs per server)."""
+    between each lower and upper device of a group), `server-leaf` (`per_pair` NICs per server)
+    or `sm-leaf` (one HCA port per dedicated subnet-manager host)."""
 
     kind: str
     speed: int

@@ -22,7 +22,7 @@ import pytest
 
 from fabricgen.analyze import ecmp
 from fabricgen.analyze.planview import fabric_of
-from fabricgen.model import Plan
+from fabricgen.model import SM_LINK, Plan
 from tests.test_analyze_plans import inventory, plan_of
 
 UMAD2SIM = next(iter(sorted(Path("/usr/lib").glob("*/umad2sim/libumad2sim.so"))), Path("/usr/lib/umad2sim/libumad2sim.so"))
@@ -46,7 +46,9 @@ def net_file(plan: Plan) -> str:
     """The plan in ibsim's ibnetdiscover-like format (ibsim 0.10 simulates up to HDR, so every
     link is 4xHDR: routing does not depend on the rate)."""
     ports: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
-    for link in plan.links:
+    # The GPU fabric the model routes: switches and servers (a dedicated SM host's cable, kind
+    # sm-leaf, carries no job traffic and its host is not listed below).
+    for link in (lk for lk in plan.links if lk.kind != SM_LINK):
         a_port, z_port = (
             ib_port(plan, link.a.device, link.a.interface, link.a.port),
             ib_port(plan, link.z.device, link.z.interface, link.z.port),

@@ -134,7 +134,9 @@ def test_netbox_import_round_trip(name: str) -> None:
     ends = {(e.device, e.interface) for link in plan.links for e in (link.a, link.z)}
     assert ends <= set(box.interfaces)
     assert box.cabled == ends
-    assert box.devices == {d.name for d in plan.devices} | {s.name for s in plan.servers}
+    # Dedicated subnet-manager hosts are devices too (their cables are plan links).
+    sm_hosts = {sm.host for sm in plan.infiniband.subnet_managers if not sm.server} if plan.infiniband else set()
+    assert box.devices == {d.name for d in plan.devices} | {s.name for s in plan.servers} | sm_hosts
 
 
 def test_breakout_halves_and_server_nics_are_created() -> None:
@@ -148,6 +150,7 @@ def test_breakout_halves_and_server_nics_are_created() -> None:
 
 def test_one_netbox_cable_per_physical_cable_on_ndr() -> None:
     """ib-ndr: 4 leaves x 28 HCAs on 1:2 splitter DACs = 56 physical cables (one NetBox cable each,
-    two terminations per side), plus 120 leaf-spine links."""
+    two terminations per side), plus 120 leaf-spine links, plus one splitter DAC per dedicated
+    subnet-manager host (2 in the inventory; each on a twin-port cage of its own)."""
     box = _import(load_and_plan(EXAMPLES / "ib-ndr").plan)
-    assert box.cables == 56 + 120
+    assert box.cables == 56 + 120 + 2

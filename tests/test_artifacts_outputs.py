@@ -100,12 +100,12 @@ def test_bom_cluster_3tier_twin_port_modules_take_two_cords() -> None:
 def test_bom_ndr_twin_port_cages_and_hca_splitters() -> None:
     """ib-ndr: QM9700 = 32 twin-port OSFP cages. 120 leaf-spine links at 60 m (past 2xSR4's 50 m):
     one 2xDR4 per cage at each end (60 + 60), one cord per 400G port; 112 HCAs at 2 m on 56 1:2
-    splitter DACs."""
+    splitter DACs, and the 2 dedicated SM hosts each on a cage of its own: one splitter DAC each."""
     rows = _bom(_plan("ib-ndr"))
     links = 4 * 2 * 15
     assert rows[("transceiver", "OSFP-800G-2xDR4", "")] == links // 2 + links // 2
     assert rows[("fibre", "SMF-OS2-MPO-12-APC", "60")] == links
-    assert rows[("cable", "OSFP-800G-to-2xOSFP-400G-DAC", "2")] == 4 * 28 // 2
+    assert rows[("cable", "OSFP-800G-to-2xOSFP-400G-DAC", "2")] == 4 * 28 // 2 + 2
     assert not any("SR8" in part for _, part, _ in rows)
 
 
@@ -290,7 +290,8 @@ def _variant(tmp_path: Path, example: str, edits: dict[str, str], extra: str) ->
 
 def test_hdr100_split_ports_take_one_splitter_dac_per_cage(tmp_path: Path) -> None:
     """QM8790 HDR100: a 200G QSFP56 cage split 2 x 100G (2 x 50G lanes each). 30 HCAs per leaf at
-    3 m: 15 splitter DACs per leaf, 120 over 8 leaves; ports named `<cage>/1`, `<cage>/2`."""
+    3 m: 15 splitter DACs per leaf, 120 over 8 leaves, and one per dedicated SM host (2, each on a
+    cage of its own); ports named `<cage>/1`, `<cage>/2`."""
     plan = _variant(
         tmp_path,
         "ib-hdr",
@@ -302,14 +303,15 @@ def test_hdr100_split_ports_take_one_splitter_dac_per_cage(tmp_path: Path) -> No
         "oversubscription:\n  max_ratio: 4.0\n",
     )
     rows = _bom(plan)
-    assert rows[("cable", "QSFP56-200G-to-2xQSFP56-100G-DAC", "3")] == 8 * 30 // 2
+    assert rows[("cable", "QSFP56-200G-to-2xQSFP56-100G-DAC", "3")] == 8 * 30 // 2 + 2
     assert {link.z.interface for link in plan.links if link.a.device == "ib1-gpu0102"} == {"1/2"}
 
 
 def test_ndr200_links_share_one_splitter_cord_per_optical_port(tmp_path: Path) -> None:
     """QM9700 NDR200: a twin-port cage split 4 x 200G. 20 HCAs per leaf at 20 m (within 2xSR4's
     50 m): 5 2xSR4 modules per leaf, two 1:2 splitter cords each (NVIDIA MFP7E20), a 400G SR4
-    module running 2 channels in each HCA."""
+    module running 2 channels in each HCA; each of the 2 dedicated SM hosts on a cage of its own
+    takes one more 2xSR4, one splitter cord and its own SR4."""
     plan = _variant(
         tmp_path,
         "ib-ndr",
@@ -322,10 +324,10 @@ def test_ndr200_links_share_one_splitter_cord_per_optical_port(tmp_path: Path) -
         "oversubscription:\n  max_ratio: 4.0\n",
     )
     rows = _bom(plan)
-    hcas = 4 * 20
-    assert rows[("transceiver", "OSFP-800G-2xSR4", "")] == hcas // 4
-    assert rows[("fibre", "MMF-OM4-MPO-12-APC-1x2-SPLITTER", "20")] == hcas // 2
-    assert rows[("transceiver", "OSFP-400G-SR4", "")] == hcas
+    hcas, sm_hosts = 4 * 20, 2
+    assert rows[("transceiver", "OSFP-800G-2xSR4", "")] == hcas // 4 + sm_hosts
+    assert rows[("fibre", "MMF-OM4-MPO-12-APC-1x2-SPLITTER", "20")] == hcas // 2 + sm_hosts
+    assert rows[("transceiver", "OSFP-400G-SR4", "")] == hcas + sm_hosts
 
 
 def test_validate_reports_an_overlong_cable_once_with_its_line(tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from fabricgen.checks import _clash_findings
 from fabricgen.cli import main
 from fabricgen.diagnostics import FabricError
+from fabricgen.loader import SourceMap
 from fabricgen.pipeline import load_and_plan
 from fabricgen.serialize import plan_json
 from tests.fabrics import fabric, write
@@ -132,12 +134,14 @@ def test_thirteen_leaves_with_the_same_oversubscription_are_one_finding(tmp_path
     assert "t1-leaf01..t1-leaf13 are oversubscribed 2.00:1 (3200G to servers, 1600G to spines)" in errors[0]
 
 
-def test_one_overlap_of_address_blocks_is_one_finding(tmp_path: Path) -> None:
-    # Leaf 3 on a model with twice the logical ports: its server block runs into leaf 5's.
-    doc = fabric(leaves={"count": 6, "nodes": [{"index": 3, "model": "arista-7060x6-64pe"}]}, servers={"per_leaf": 4})
-    errors = [e for e in _errors(write(tmp_path, doc)) if "address" in e]
-    assert len(errors) == 1, errors
-    assert "are used by more than one of t1-leaf03, t1-leaf05 (and their servers)" in errors[0]
+def test_one_overlap_of_address_blocks_is_one_finding() -> None:
+    # Two leaves whose server blocks overlap over 128 addresses (the planner no longer builds
+    # such a plan from a model pin, tests/test_allocation_pins.py): one finding, not 128.
+    clashing = {f"10.2.1.{n}": [("t1-leaf03", f"Ethernet{n}/1"), (f"t1-gpu05{n:02d}", "nic1")] for n in range(128)}
+    leaf_of = {f"t1-gpu05{n:02d}": "t1-leaf05" for n in range(128)}
+    found = [d.format() for d in _clash_findings(clashing, {}, leaf_of, SourceMap("fabric.yml", {}))]
+    assert len(found) == 1, found
+    assert "128 addresses (10.2.1.0 to 10.2.1.127) are used by more than one of t1-leaf03, t1-leaf05 (and their servers)" in found[0]
 
 
 def test_a_missing_section_says_why_it_is_required(tmp_path: Path) -> None:

@@ -34,8 +34,8 @@ def test_example_plan() -> None:
     ib = plan.infiniband
     assert ib is not None
     assert [(sm.host, sm.priority, sm.leaf, sm.leaf_port, sm.server) for sm in ib.subnet_managers] == [
-        ("ib1-sm1", 15, "ib1-leaf01", 19, ""),
-        ("ib1-sm2", 14, "ib1-leaf08", 19, ""),
+        ("ib1-sm1", 15, "ib1-leaf01", 20, ""),
+        ("ib1-sm2", 14, "ib1-leaf08", 20, ""),
     ]
     assert ib.max_op_vls == 4
     assert ib.default_membership == "limited"

@@ -93,8 +93,10 @@ def test_ibsim_topology_matches_the_plan() -> None:
     assert {s.name: hcas[s.name].port_guids() for s in plan.servers} == {s.name: [n.port_guid for n in s.nics] for s in plan.servers}
     assert hcas["ib1-sm1"].ports[1].remote_id == "ib1-leaf01"
     leaf_spine = [lk for lk in plan.links if lk.kind == "leaf-spine"]
-    assert len(fabric.links()) == len(plan.links) + 2  # + the two SM hosts
-    assert (hcas["ib1-sm2"].ports[1].remote_id, hcas["ib1-sm2"].ports[1].remote_port) == ("ib1-leaf08", 19)
+    # From the inventory: 8 leaves x 18 HCAs, 8 leaves x 4 spines x 5 uplinks, 2 dedicated SM hosts,
+    # each SM host's cable a plan link like the others.
+    assert len(fabric.links()) == len(plan.links) == 8 * 18 + 8 * 4 * 5 + 2
+    assert (hcas["ib1-sm2"].ports[1].remote_id, hcas["ib1-sm2"].ports[1].remote_port) == ("ib1-leaf08", 20)
     assert len(leaf_spine) == 8 * 4 * 5
     assert "4xHDR" in files["ib/ibsim.net"]
 

@@ -83,15 +83,17 @@ def test_parse_lfts_reads_ca_destinations_per_switch() -> None:
     assert parse_lfts(text) == {"0x0000000000000aa1": [(1, "0x0000000000000c01"), (22, "0x0000000000000c02")]}
 
 
-def test_dedicated_sm_takes_the_first_free_rail_leaf_port(tmp_path: Path) -> None:
+def test_dedicated_sm_takes_the_highest_free_rail_leaf_port(tmp_path: Path) -> None:
     text = RAIL_SM_ON_SERVER.split("subnet_managers:")[0] + "oversubscription: {max_ratio: 1.2}\n"
     plan = load_and_plan(write_inventory(tmp_path, text)).plan
     assert plan.infiniband is not None
     sm = plan.infiniband.subnet_managers[0]
-    used = {i.port for i in plan.device("ibr-leaf01").interfaces}
+    interfaces = plan.device("ibr-leaf01").interfaces
+    used = {i.port for i in interfaces if i.role != "sm"}
     assert len(used) == 8 + 8  # 8 servers (one NIC each on this rail leaf) and 8 uplinks, 40 ports
     assert sm.leaf == "ibr-leaf01"
-    assert sm.leaf_port == min(set(range(1, 41)) - used)
+    assert sm.leaf_port == max(set(range(1, 41)) - used)
+    assert [(i.port, i.peer_device) for i in interfaces if i.role == "sm"] == [(sm.leaf_port, sm.host)]
 
 
 def test_full_rail_leaf_hint_leads_to_an_sm_on_a_server(tmp_path: Path) -> None:

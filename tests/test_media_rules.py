@@ -13,9 +13,12 @@ Expected reaches, copied from the public sources the catalog cites:
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
-from fabricgen.media_rules import End, choose_medium, lane_rate, patch_cords
+from fabricgen.catalog import catalog_section
+from fabricgen.media_rules import End, choose_medium, lane_rate, patch_cords, table_from
 
 QSFP_DD_400 = End("QSFP-DD", 50, 400, 1)  # Arista 7060DX5 / Cisco 9364D-GX2A port: 8 x 50G
 OSFP_800 = End("OSFP", 100, 800, 1)  # Arista 7060X6 port at 800G: 8 x 100G
@@ -158,3 +161,20 @@ def test_every_catalog_fact_cites_a_source() -> None:
     for section in ("models", "nics"):
         for name, entry in catalog_section(section).items():
             assert str(entry.get("source", "")).strip(), name
+
+
+def test_a_gearbox_cable_added_as_data_is_chosen_within_its_reach_and_optics_beyond() -> None:
+    """No gearbox AEC is in the built-in catalog (no citable vendor part, docs/artifacts.md); one
+    added under `optics.electrical` with `gearbox: true` joins 50G and 100G lanes within its reach
+    at the slower lane rate, with no code change. The 2.5 m reach is this test's own, not a vendor's."""
+    optics = copy.deepcopy(catalog_section("optics"))
+    assert not any(entry.get("gearbox") for entry in optics["electrical"].values())
+    gearbox = {"kind": "copper", "netbox_type": "dac-active", "reach_m": {50: 2.5}, "gearbox": True}
+    optics["electrical"] = {**optics["electrical"], "AEC": gearbox}  # after DAC, ACC and AOC, as a catalog lists it
+    table = table_from(optics)
+    chosen = choose_medium(QSFP_DD_400, CX7, 2.5, table)
+    assert chosen is not None and chosen.name == "AEC"
+    beyond = choose_medium(QSFP_DD_400, CX7, 2.51, table)
+    assert beyond is not None and beyond.kind == "fibre"
+    same_rate = choose_medium(QSFP_DD_400, QSFP_DD_400, 2.5, table)
+    assert same_rate is not None and same_rate.name == "DAC"  # equal lane rates: the passive cable first

@@ -19,7 +19,7 @@ from fabricgen.catalog import models_for, platforms
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
 from fabricgen.media_rules import table_from
-from fabricgen.model import Endpoint, Link
+from fabricgen.model import BgpNeighbor, Endpoint, Interface, Link
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.guids import hca_guids, switch_guid
 from fabricgen.plan.inputs import CableOverride, Inputs, inputs_of
@@ -28,6 +28,7 @@ from fabricgen.plan.passes.cabling import apply_overrides
 from fabricgen.plan.passes.connect import Stage, connect
 from fabricgen.plan.passes.expand import TierNode, expand_tiers
 from fabricgen.plan.passes.media import choose_media
+from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attachment, attach_servers
 from fabricgen.plan.passes.speeds import link_speeds
@@ -261,3 +262,10 @@ def test_inputs_are_frozen() -> None:
     view = _doc()
     with pytest.raises(dataclasses.FrozenInstanceError):
         view.uplinks.per_spine = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("draft", "final", "appended"), [(PortDraft, Interface, 2), (NeighborDraft, BgpNeighbor, 1)])
+def test_drafts_are_the_leading_fields_of_what_assembly_builds(draft: type, final: type, appended: int) -> None:
+    # Assembly builds `final(*draft, <the appended fields>)`: the fields must line up by position.
+    names = [f.name for f in dataclasses.fields(final)]
+    assert list(draft._fields) == names[: len(names) - appended]

@@ -23,7 +23,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from fabricgen.model import Plan
+from fabricgen.model import SERVER_LINK, SM_LINK, Plan
 
 DETAIL_LIMIT = 64
 """Most switch-to-switch pairs drawn one by one (single-pod fabrics); beyond it, groups."""
@@ -72,10 +72,13 @@ def _every_switch(plan: Plan, role_of: dict[str, str], pairs: Counter[tuple[str,
         by_role[device.role].append(device.name)
     servers: Counter[tuple[str, int]] = Counter()
     server_names: dict[str, set[str]] = defaultdict(set)
+    sm_hosts: list[tuple[str, str]] = []
     for link in plan.links:
-        if link.a.device not in role_of:
+        if link.kind == SERVER_LINK:
             servers[(link.z.device, link.speed)] += 1
             server_names[link.z.device].add(link.a.device)
+        elif link.kind == SM_LINK:
+            sm_hosts.append((link.a.device, link.z.device))
     lines = []
     for role in dict.fromkeys(d.role for d in plan.devices):
         lines.append(f'  subgraph {role}_tier["{role} tier ({len(by_role[role])})"]')
@@ -96,6 +99,9 @@ def _every_switch(plan: Plan, role_of: dict[str, str], pairs: Counter[tuple[str,
         lines.append(f'  {node}(["{len(server_names[leaf])} servers"])')
         label = "" if uniform_servers else f'|"{_bundle(count, speed)}"|'
         lines.append(f"  {_node_id(leaf)} ---{label} {node}")
+    for host, leaf in sm_hosts:  # dedicated subnet-manager hosts: one cable each, no GPU bandwidth
+        lines.append(f'  {_node_id(host)}(["{host} (subnet manager)"])')
+        lines.append(f"  {_node_id(leaf)} --- {_node_id(host)}")
     notes.extend(f"every {lower}-{upper} pair: {bundle}" for (lower, upper), bundle in sorted(uniform.items()))
     if uniform_servers:
         notes.append(f"every leaf to its {uniform_servers[0]} servers: {uniform_servers[1]}")

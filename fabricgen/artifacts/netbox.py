@@ -8,9 +8,10 @@ headers), imported in this order (docs/artifacts.md):
 3. `netbox-sites.csv`           DCIM > Sites > Import (one site named after the fabric)
 4. `netbox-device-types.csv`    DCIM > Device Types > Import (switch models and the server type,
                                 without interface templates: interfaces.csv creates every port)
-5. `devices.csv`                DCIM > Devices > Import (switches and servers)
+5. `devices.csv`                DCIM > Devices > Import (switches, servers and dedicated
+                                subnet-manager hosts)
 6. `interfaces.csv`             DCIM > Interfaces > Import (every cabled port, breakout halves
-                                such as `Ethernet1/5` and server NICs `nic1`... included)
+                                such as `Ethernet1/5`, server NICs `nic1`... and SM hosts' `nic1`)
 7. `cabling.csv`                DCIM > Cables > Import (fabricgen/artifacts/cabling.py)
 
 NetBox's cable import form takes one termination per side, so a breakout or splitter cable (one
@@ -26,7 +27,7 @@ import json
 
 from fabricgen.artifacts.common import csv_text, metres, natural_key
 from fabricgen.context import RenderContext
-from fabricgen.model import Plan
+from fabricgen.model import SM_LINK, Plan, SubnetManager
 from fabricgen.plan.media import Cable, cables
 
 MANUFACTURER_COLUMNS = ("name", "slug")
@@ -39,7 +40,10 @@ INTERFACE_COLUMNS = ("device", "name", "type", "enabled", "description")
 SERVER_MANUFACTURER = "Generic"
 SERVER_DEVICE_TYPE = "GPU server"
 """Servers are not catalog models: one generic device type holds them (rename it in NetBox)."""
-ROLE_COLOURS = {"leaf": "2196f3", "spine": "4caf50", "superspine": "9c27b0", "server": "9e9e9e"}
+SM_DEVICE_TYPE = "Subnet manager host"
+SM_ROLE = "subnet-manager"
+"""Dedicated OpenSM hosts (InfiniBand `subnet_managers` naming no server): their own role and type."""
+ROLE_COLOURS = {"leaf": "2196f3", "spine": "4caf50", "superspine": "9c27b0", "server": "9e9e9e", SM_ROLE: "ff9800"}
 
 
 def slug(text: str) -> str:
@@ -74,6 +78,11 @@ def _interfaces(plan: Plan) -> list[tuple[str, str, str, str, str]]:
     for server in plan.servers:
         kind = nic_types.get(server.nic_model, "other")
         rows.extend((server.name, f"nic{nic.nic}", kind, "true", f"{nic.leaf} {nic.leaf_interface}") for nic in server.nics)
+    hosts = {sm.host: sm for sm in _sm_hosts(plan)}
+    for link in plan.links:
+        if link.kind == SM_LINK and link.a.device in hosts:
+            kind = nic_types.get(hosts[link.a.device].nic_model, "other")
+            rows.append((link.a.device, link.a.interface, kind, "true", f"{link.z.device} {link.z.interface}"))
     return sorted(rows, key=lambda r: (natural_key(r[0]), natural_key(r[1])))
 
 
@@ -81,7 +90,14 @@ def _devices(plan: Plan) -> list[tuple[str, ...]]:
     types = _switch_types(plan)
     rows = [(d.name, d.role, *types[d.model], "planned", plan.name, d.serial, d.model) for d in plan.devices]
     rows += [(s.name, "server", SERVER_MANUFACTURER, SERVER_DEVICE_TYPE, "planned", plan.name, "", s.nic_model) for s in plan.servers]
+    rows += [(h.host, SM_ROLE, SERVER_MANUFACTURER, SM_DEVICE_TYPE, "planned", plan.name, "", h.nic_model) for h in _sm_hosts(plan)]
     return sorted(rows, key=lambda r: natural_key(r[0]))
+
+
+def _sm_hosts(plan: Plan) -> list[SubnetManager]:
+    """Dedicated subnet-manager hosts that are cabled (their `sm-leaf` link is in the plan)."""
+    cabled = {link.a.device for link in plan.links if link.kind == SM_LINK}
+    return [sm for sm in (plan.infiniband.subnet_managers if plan.infiniband else ()) if not sm.server and sm.host in cabled]
 
 
 def _breakout_json(plan: Plan, cables: list[Cable]) -> str:
@@ -112,12 +128,15 @@ def _breakout_json(plan: Plan, cables: list[Cable]) -> str:
 
 def netbox(plan: Plan, context: RenderContext) -> dict[str, str]:
     types = _switch_types(plan)
-    manufacturers = sorted({m for m, _ in types.values()} | ({SERVER_MANUFACTURER} if plan.servers else set()))
-    roles = sorted({d.role for d in plan.devices} | ({"server"} if plan.servers else set()))
+    sm_hosts = _sm_hosts(plan)
+    manufacturers = sorted({m for m, _ in types.values()} | ({SERVER_MANUFACTURER} if plan.servers or sm_hosts else set()))
+    roles = sorted({d.role for d in plan.devices} | ({"server"} if plan.servers else set()) | ({SM_ROLE} if sm_hosts else set()))
     heights = _heights(plan)
     device_types = sorted({(m, t, slug(t), heights[(m, t)]) for m, t in types.values()})
     if plan.servers:
         device_types.append((SERVER_MANUFACTURER, SERVER_DEVICE_TYPE, slug(SERVER_DEVICE_TYPE), "2"))
+    if sm_hosts:
+        device_types.append((SERVER_MANUFACTURER, SM_DEVICE_TYPE, slug(SM_DEVICE_TYPE), "1"))
     files = {
         "netbox-manufacturers.csv": csv_text(MANUFACTURER_COLUMNS, [(m, slug(m)) for m in manufacturers]),
         "netbox-device-roles.csv": csv_text(ROLE_COLUMNS, [(r, slug(r), ROLE_COLOURS.get(r, "9e9e9e")) for r in roles]),

@@ -24,7 +24,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from fabricgen.infiniband.ibnet import IbFabric, IbNode
 from fabricgen.infiniband.topology import ib_port_numbers
-from fabricgen.model import Plan
+from fabricgen.model import SM_LINK, Plan
 
 _MF0 = re.compile(r"^MF0;([^:;\s]+)")
 
@@ -53,16 +53,16 @@ def candidates(description: str) -> list[str]:
 
 def match_guids(plan: Plan, fabric: IbFabric) -> ImportResult:
     result = ImportResult()
-    ib = plan.infiniband
     switches = {d.name: d for d in plan.devices}
     # Leaf ends by InfiniBand port number, as ibnetdiscover reports them (a twin-port cage holds two).
-    per_cage, port_number = ib_port_numbers(plan)
+    _, port_number = ib_port_numbers(plan)
     hcas: dict[str, list[tuple[int, str, int]]] = {}
     for server in plan.servers:
         hcas[server.name] = [(nic.nic, nic.leaf, port_number.get((nic.leaf, nic.leaf_interface), 0)) for nic in server.nics]
-    for sm in ib.subnet_managers if ib else ():
-        if not sm.server:
-            hcas[sm.host] = [(1, sm.leaf, (sm.leaf_port - 1) * per_cage.get(sm.leaf, 1) + 1)]
+    # Dedicated SM hosts: their cable is a plan link (kind sm-leaf), ended like a server's NIC.
+    for link in plan.links:
+        if link.kind == SM_LINK:
+            hcas[link.a.device] = [(1, link.z.device, port_number.get((link.z.device, link.z.interface), 0))]
     node_of: dict[str, str] = {}
     ca_nodes: dict[str, list[IbNode]] = {}
     for node in sorted(fabric.nodes.values(), key=lambda n: (n.kind, n.description, n.node_guid)):

@@ -12,14 +12,10 @@ P_Key tables OpenSM programs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fabricgen.artifacts.common import csv_text
+from fabricgen.context import RenderContext
 from fabricgen.infiniband.pkeys import default_pkey, expected_pkeys, planned_master, table_order
 from fabricgen.model import InfinibandPlan, Partition, Plan, Server
-
-if TYPE_CHECKING:
-    from fabricgen.render import RenderContext
 
 COLUMNS = ("server", "nic", "leaf", "leaf_port", "port_guid", "partition", "pkey", "membership", "pkey_index", "sl", "ipoib_child")
 

@@ -66,15 +66,9 @@ def sim_nodes(plan: Plan) -> list[SimNode]:
         return ib_port.get((device, interface), cage)
 
     for link in plan.links:
-        a_port = port_of(link.a.device, link.a.interface, link.a.port)
-        if link.kind == "server-leaf":
-            a_port = int(link.a.interface.removeprefix("nic"))
+        # A host's port (a server's NIC, a dedicated SM host's HCA) is numbered by its NIC.
+        a_port = int(link.a.interface.removeprefix("nic")) if link.to_host else port_of(link.a.device, link.a.interface, link.a.port)
         connect(link.a.device, a_port, link.z.device, port_of(link.z.device, link.z.interface, link.z.port), link.speed)
-    # Dedicated SM hosts are not in plan.links (consumers expect switches and servers there).
-    leaf_speed = {d.name: max((i.speed for i in d.interfaces), default=200) for d in plan.devices}
-    for sm in ib.subnet_managers:
-        if not sm.server:
-            connect(sm.host, 1, sm.leaf, (sm.leaf_port - 1) * per_cage[sm.leaf] + 1, leaf_speed[sm.leaf])
     nodes = [
         SimNode(
             "Switch", d.name, d.name, d.guid, d.ports_total * per_cage[d.name], tuple(sorted(ports.get(d.name, []), key=lambda p: p.port))

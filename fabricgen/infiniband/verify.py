@@ -442,16 +442,15 @@ def _planned_links(plan: Plan) -> tuple[dict[str, str], set[tuple[tuple[str, int
         for nic in server.nics:
             name_of[nic.port_guid] = server.name
     links = set()
-    per_cage, numbers = ib_port_numbers(plan)
+    _per_cage, numbers = ib_port_numbers(plan)
     for link in plan.links:
-        a_port = int(link.a.interface.removeprefix("nic")) if link.kind == "server-leaf" else numbers[(link.a.device, link.a.interface)]
+        # Dedicated SM hosts' cables are plan links (kind sm-leaf): expected and traced like a server's.
+        a_port = int(link.a.interface.removeprefix("nic")) if link.to_host else numbers[(link.a.device, link.a.interface)]
         ends = sorted(((link.a.device, a_port), (link.z.device, numbers[(link.z.device, link.z.interface)])))
         links.add((ends[0], ends[1]))
     for sm in ib.subnet_managers:
         if not sm.server:
             name_of[sm.port_guid] = sm.host
-            ends = sorted(((sm.host, 1), (sm.leaf, (sm.leaf_port - 1) * per_cage[sm.leaf] + 1)))
-            links.add((ends[0], ends[1]))
     return name_of, links
 
 

@@ -7,9 +7,11 @@ too small, ports exhausted, oversubscription) is left for `checks/`, which reads
 
 The passes, in order (one module each under `plan/passes/`, docs/architecture.md):
 expand tiers -> link speeds -> layout and device addresses -> RoCE/QoS policy -> connect
-(leaves to spines, spines to super-spines) -> attach servers -> assemble devices -> cable
-lengths -> InfiniBand parts -> media -> sources (pins, jobs). Each device is visited once per
-cable it has: the cost is linear in the size of the fabric.
+(leaves to spines, spines to super-spines) -> attach servers -> cable lengths -> PFC headroom
+and AS-path intent -> assemble devices -> InfiniBand parts -> media -> sources (pins, jobs).
+Each device is visited once per cable it has: the cost is linear in the size of the fabric.
+The wiring passes return drafts (`passes/ports.py`); each frozen interface, neighbor and link
+is built once, by the pass that knows its last value.
 """
 
 from __future__ import annotations
@@ -17,26 +19,27 @@ from __future__ import annotations
 import gc
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from ipaddress import ip_network
-from typing import Any
 
 from fabricgen.allocate import Layout, PoolTally
 from fabricgen.catalog import models_for, platforms
-from fabricgen.model import Device, Oversubscription, Plan, Services, TierLinks
+from fabricgen.model import Device, InfinibandPlan, Link, Model, Oversubscription, Plan, Platform, Services, TierLinks
 from fabricgen.plan.guids import server_guids
 from fabricgen.plan.inputs import AddressingInput, Inputs, UplinksInput
 from fabricgen.plan.passes import infiniband as ib_plan
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
-from fabricgen.plan.passes.aspath import mark_as_path_multipath
+from fabricgen.plan.passes.aspath import relaxing
 from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
-from fabricgen.plan.passes.devices import ROLE_ORDER, InfinibandSwitch, assemble
+from fabricgen.plan.passes.devices import ROLE_ORDER, Headroom, InfinibandSwitch, Routing, assemble
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
-from fabricgen.plan.passes.headroom import with_headroom
+from fabricgen.plan.passes.headroom import port_headroom
 from fabricgen.plan.passes.media import choose_media
+from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
+from fabricgen.plan.passes.sm_links import cable_subnet_managers
 from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
 from fabricgen.units import length_m
@@ -78,6 +81,12 @@ class _Fabric:
     infiniband: InfinibandSwitch | None
     aggregate_server_prefixes: bool = False
     """`bgp.aggregate_server_prefixes`: each leaf summarises its server block."""
+    headroom: Headroom = field(default_factory=dict)
+    """PFC headroom of every switch's cable ends (routed fabrics)."""
+    maximum_routes: int = 0
+    """Every device's BGP route limit (routed fabrics)."""
+    relaxing: frozenset[str] = frozenset()
+    """Devices that must relax AS-path multipath (`aspath.relaxing`)."""
 
 
 def _build_plan(inputs: Inputs) -> Plan:
@@ -96,10 +105,12 @@ def _build_plan(inputs: Inputs) -> Plan:
     addresses, device_tally = address_devices(tiers.everything, layout, pools, inputs.bgp, routed)
     lengths = inputs.cabling.length
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, inputs.uplinks, per_superspine, routed)
-    nic = nic_model_of(inputs.servers, source)
+    nic = nic_model_of(inputs.servers, source, speeds.server if inputs.servers.per_leaf else 0)
     attachment = attachment_of(inputs.servers, inputs.fabric.name, length_m(lengths["server-leaf"]), speeds.server, routed, routed)
     host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
     attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(inputs))
+    overrides = inputs.cabling.overrides
+    links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     fabric = _Fabric(
         tiers,
         speeds,
@@ -112,20 +123,16 @@ def _build_plan(inputs: Inputs) -> Plan:
         attachment.per_leaf,
         InfinibandSwitch(inputs.guid_prefix) if not routed else None,
         inputs.bgp.aggregate_server_prefixes,
+        headroom=port_headroom(links, {n.name: n.platform.name for n in tiers.everything}, all_platforms) if routed else {},
+        maximum_routes=_route_limit(addressing) if routed else 0,
+        relaxing=_relaxing(addresses, leaf_spine, spine_superspine) if routed else frozenset(),
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
-    devices = _bgp_intent(devices, addressing) if routed else devices
-    overrides = inputs.cabling.overrides
-    links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
-    if routed:
-        devices = with_headroom(devices, links, all_platforms)
-    warnings: list[str] = []
-    infiniband = None
-    if transport == "infiniband":
-        devices = ib_plan.pin_switch_guids(devices, inputs.guids)
-        infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
+    devices, infiniband, warnings, sm_links = _infiniband(inputs, devices, attached, catalog, all_platforms, speeds.server)
+    links.extend(sm_links)
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
-    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,))
+    hosts = infiniband.subnet_managers if infiniband else ()
+    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
     bgp, services = inputs.bgp, inputs.services
     return Plan(
         name=inputs.fabric.name,
@@ -153,6 +160,7 @@ def _build_plan(inputs: Inputs) -> Plan:
             (leaf_spine, per_spine, speeds.uplink),
             (spine_superspine, per_superspine, speeds.superspine),
             (attached, attachment.ports_per_server, speeds.server),
+            (_Cabled(sm_links), 1, speeds.server),
         ),
         pins=pins_of(tiers.everything, source),
         jobs=jobs_of(inputs.jobs, source),
@@ -161,10 +169,32 @@ def _build_plan(inputs: Inputs) -> Plan:
     )
 
 
-def _bgp_intent(devices: tuple[Device, ...], addressing: AddressingInput) -> tuple[Device, ...]:
-    """AS-path multipath relaxation where the ASN design needs it, and every device's route limit."""
-    limit = _route_limit(addressing)
-    return tuple(replace(d, maximum_routes=limit) for d in mark_as_path_multipath(devices))
+def _relaxing(addresses: Mapping[str, DeviceAddresses], leaf_spine: Wiring, spine_superspine: Wiring) -> frozenset[str]:
+    """Devices whose ASN design needs AS-path multipath relaxation, from the wiring's uplinks."""
+    uplinks: dict[str, list[str]] = defaultdict(list)
+    for wiring in (leaf_spine, spine_superspine):
+        for name, ends in wiring.ends.items():
+            uplinks[name].extend(i.peer_device for i in ends.interfaces if i.role == "uplink")
+    return relaxing(uplinks, {name: a.asn for name, a in addresses.items()})
+
+
+def _infiniband(
+    inputs: Inputs,
+    devices: tuple[Device, ...],
+    attached: Attached,
+    catalog: Mapping[str, Model],
+    all_platforms: Mapping[str, Platform],
+    speed: int,
+) -> tuple[tuple[Device, ...], InfinibandPlan | None, list[str], tuple[Link, ...]]:
+    """The InfiniBand part: switch GUID pins, the OpenSM plan, and the dedicated SM hosts' cables
+    (plan links of kind `sm-leaf`, their ports added to the leaves); nothing for RoCE."""
+    if inputs.fabric.transport != "infiniband":
+        return devices, None, [], ()
+    devices = ib_plan.pin_switch_guids(devices, inputs.guids)
+    infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
+    length = length_m(inputs.cabling.length["server-leaf"])
+    devices, sm_links = cable_subnet_managers(infiniband, devices, catalog, all_platforms, speed, length)
+    return devices, infiniband, warnings, sm_links
 
 
 def _route_limit(addressing: AddressingInput) -> int:
@@ -186,7 +216,14 @@ def _host_mtu(tiers: Tiers, leaf_spine: Wiring, spine_superspine: Wiring, mtu: M
     return min(fabric or [mtu[leaf.platform.name] for leaf in tiers.leaves] or [0])
 
 
-def _tier_links(*stages: tuple[Wiring | Attached, int, int]) -> tuple[TierLinks, ...]:
+@dataclass(frozen=True, slots=True)
+class _Cabled:
+    """Cables of a stage that is neither wiring nor server attachment (the SM hosts')."""
+
+    links: tuple[Link, ...]
+
+
+def _tier_links(*stages: tuple[Wiring | Attached | _Cabled, int, int]) -> tuple[TierLinks, ...]:
     """Cables per kind, for consumers that need counts (analyze, docs) without counting links."""
     result = []
     for stage, per_pair, speed in stages:
@@ -218,21 +255,10 @@ def _wire(
     spine j of every pod to super-spine plane j."""
     asn = {name: a.asn for name, a in addresses.items()}
     spines_by_pod, superspines_by_plane = _by_group(tiers.spines, "pod"), _by_group(tiers.superspines, "plane")
-    per_spine = uplinks.per_spine
     leaf_spine = connect(
         tiers.leaves,
         lambda leaf: spines_by_pod.get(leaf.pod, ()),
-        Stage(
-            kind="leaf-spine",
-            speed=speeds.uplink,
-            per_pair=per_spine,
-            length_m=length_m(lengths["leaf-spine"]),
-            uplink_slots=max((n.index for n in tiers.spines), default=0) * per_spine,
-            fabric_base=pools.fabric,
-            routed=routed,
-            roce=routed,
-            first_port=uplinks.first_port or 0,
-        ),
+        _stage("leaf-spine", speeds.uplink, uplinks.per_spine, tiers.spines, lengths, pools, routed, uplinks.first_port or 0),
         offset=lambda leaf, spine, link: layout.leaf_spine_offset(leaf.pod, leaf.index, spine.index, link),
         position=lambda leaf: leaf.index,
         asn=asn,
@@ -241,22 +267,38 @@ def _wire(
     spine_superspine = connect(
         tiers.spines,
         lambda spine: superspines_by_plane.get(spine.index, ()),
-        Stage(
-            kind="spine-superspine",
-            speed=speeds.superspine,
-            per_pair=per_superspine,
-            length_m=length_m(lengths["spine-superspine"]),
-            uplink_slots=max((n.index for n in tiers.superspines), default=0) * per_superspine,
-            fabric_base=pools.fabric,
-            routed=routed,
-            roce=routed,
-        ),
+        _stage("spine-superspine", speeds.superspine, per_superspine, tiers.superspines, lengths, pools, routed),
         offset=lambda spine, ss, link: layout.spine_superspine_offset(plane=ss.plane, superspine=ss.index, pod=spine.pod, link=link),
         position=lambda spine: spine.pod,
         asn=asn,
         mtu=mtu,
     )
     return leaf_spine, spine_superspine
+
+
+def _stage(
+    kind: str,
+    speed: int,
+    per_pair: int,
+    uppers: Sequence[TierNode],
+    lengths: Mapping[str, str],
+    pools: Pools,
+    routed: bool,
+    first_port: int = 0,
+) -> Stage:
+    """One tier-to-tier stage: its cables' length is `cabling.length.<kind>`, and every lower
+    device reserves uplink slots for the highest upper index (growth keeps its ports)."""
+    return Stage(
+        kind=kind,
+        speed=speed,
+        per_pair=per_pair,
+        length_m=length_m(lengths[kind]),
+        uplink_slots=max((n.index for n in uppers), default=0) * per_pair,
+        fabric_base=pools.fabric,
+        routed=routed,
+        roce=routed,
+        first_port=first_port,
+    )
 
 
 def _server_guids(inputs: Inputs) -> ServerGuids:
@@ -283,12 +325,17 @@ def _devices(
         down_gbps = fabric.servers_per_leaf * side.nics_per_server * speeds.server
         oversubscription.append(Oversubscription(leaf.name, down_gbps, up_count * speeds.uplink))
         loopback = fabric.addresses[leaf.name].loopback
+        # p2p server blocks are advertised as `<block> le 31`: with aggregation each block is summarised.
+        aggregates = tuple(p.split()[0] for p in side.advertised if " le " in p) if fabric.aggregate_server_prefixes else ()
         device = _assemble(
-            fabric, leaf, up_count, (*ends.interfaces, *side.interfaces), ends.neighbors, [f"{loopback}/32", *side.advertised]
+            fabric,
+            leaf,
+            up_count,
+            (*ends.interfaces, *side.interfaces),
+            ends.neighbors,
+            [f"{loopback}/32", *side.advertised],
+            aggregates,
         )
-        if fabric.aggregate_server_prefixes:
-            # p2p server blocks are advertised as `<block> le 31`: summarise each block instead.
-            device = replace(device, aggregates=tuple(p.split()[0] for p in side.advertised if " le " in p))
         devices.append(device)
     for node in (*tiers.spines, *tiers.superspines):
         below = leaf_spine.ends.get(node.name, _NO_ENDS) if node.role == "spine" else _NO_ENDS
@@ -309,16 +356,24 @@ def _devices(
 
 
 def _assemble(
-    fabric: _Fabric, node: TierNode, paths: int, interfaces: Sequence[Any], neighbors: Sequence[Any], advertised: list[str]
+    fabric: _Fabric,
+    node: TierNode,
+    paths: int,
+    interfaces: Sequence[PortDraft],
+    neighbors: Sequence[NeighborDraft],
+    advertised: list[str],
+    aggregates: tuple[str, ...] = (),
 ) -> Device:
+    routing = Routing(fabric.maximum_paths or max(paths, 1), fabric.maximum_routes, node.name in fabric.relaxing, aggregates)
     return assemble(
         node,
         fabric.addresses[node.name],
         fabric.pools,
         fabric.mtu[node.platform.name],
-        fabric.maximum_paths or max(paths, 1),
+        routing,
         interfaces,
         neighbors,
         advertised,
         fabric.infiniband,
+        fabric.headroom,
     )

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fabricgen import media_rules as rules
-from fabricgen.model import Choice, Device, Link, Model, NicModel, Plan, Server
+from fabricgen.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
+from fabricgen.plan.passes.ports import AnyLink
 
 Key = tuple[str, ...]
 
@@ -150,10 +151,15 @@ def identities(choice: Choice, a: End, z: End) -> Identities:
 
 class Ends:
     """Builds the End of each link end from the switches' models and breakouts and the servers'
-    NIC models."""
+    (and dedicated SM hosts') NIC models."""
 
     def __init__(
-        self, devices: Iterable[Device], models: Iterable[Model], servers: Iterable[Server] = (), nics: Iterable[NicModel] = ()
+        self,
+        devices: Iterable[Device],
+        models: Iterable[Model],
+        servers: Iterable[Server] = (),
+        nics: Iterable[NicModel] = (),
+        hosts: Iterable[SubnetManager] = (),
     ) -> None:
         by_name: dict[str, Model] = {m.name: m for m in models}
         devices = tuple(devices)
@@ -161,7 +167,10 @@ class Ends:
         self.subs = {(d.name, i.name): i.sub for d in devices for i in d.interfaces if i.sub > 1}
         nic_by_name: dict[str, NicModel] = {n.name: n for n in nics}
         self.server_nic = {s.name: nic_by_name[s.nic_model] for s in servers if s.nic_model in nic_by_name}
+        # Dedicated subnet-manager hosts: their HCA is an end like a server's NIC.
+        self.server_nic.update({h.host: nic_by_name[h.nic_model] for h in hosts if not h.server and h.nic_model in nic_by_name})
         self._server_facts: dict[tuple[str, int, rules.End], rules.End] = {}
+        self._switch_facts: dict[tuple[str, int, int], rules.End] = {}
 
     def switch(self, device: str, port: int, interface: str, speed: int) -> End:
         model, breakouts = self.switches[device]
@@ -172,12 +181,18 @@ class Ends:
         return End(device, port, interface, model.form_factor, module_speed, shared, rate, sub)
 
     def switch_facts(self, device: str, port: int, speed: int) -> rules.End:
-        """What the rule sees of a switch end: `switch(...).facts` without building the End."""
+        """What the rule sees of a switch end: `switch(...).facts` without building the End, once
+        per (model, links sharing the cage, speed)."""
         model, breakouts = self.switches[device]
         shared = breakouts.get(port, 1)
-        return rules.End(model.form_factor, speed * shared // max(model.lanes, 1), model.cage_speed if shared > 1 else speed, shared)
+        key = (model.name, shared, speed)
+        facts = self._switch_facts.get(key)
+        if facts is None:
+            rate = speed * shared // max(model.lanes, 1)
+            facts = self._switch_facts[key] = rules.End(model.form_factor, rate, model.cage_speed if shared > 1 else speed, shared)
+        return facts
 
-    def facts_of(self, link: Link) -> tuple[rules.End, rules.End]:
+    def facts_of(self, link: AnyLink) -> tuple[rules.End, rules.End]:
         """Both ends' rule facts, `(a.facts, z.facts)` of `of(link)`, at a fraction of the cost:
         the media pass needs the full ends only once per distinct combination."""
         z = self.switch_facts(link.z.device, link.z.port, link.speed)
@@ -190,14 +205,14 @@ class Ends:
             a = self._server_facts[key] = self.server(link, self.switch(link.z.device, link.z.port, link.z.interface, link.speed)).facts
         return a, z
 
-    def of(self, link: Link) -> tuple[End, End]:
+    def of(self, link: AnyLink) -> tuple[End, End]:
         """Both ends of `link` (A: a leaf or a server, Z: a switch)."""
         z = self.switch(link.z.device, link.z.port, link.z.interface, link.speed)
         if link.a.device in self.switches:
             return self.switch(link.a.device, link.a.port, link.a.interface, link.speed), z
         return self.server(link, z), z
 
-    def server(self, link: Link, far: End) -> End:
+    def server(self, link: AnyLink, far: End) -> End:
         """The server (A) end of `link`, whose far end is `far`."""
         end = link.a
         nic = self.server_nic.get(end.device)
@@ -250,7 +265,8 @@ def cables(plan: Plan) -> tuple[Cable, ...]:
 
 
 def _cables(plan: Plan) -> tuple[Cable, ...]:
-    ends = Ends(plan.devices, plan.models, plan.servers, plan.nics)
+    hosts = plan.infiniband.subnet_managers if plan.infiniband else ()
+    ends = Ends(plan.devices, plan.models, plan.servers, plan.nics, hosts)
     result: list[Cable] = []
     for link in plan.links:
         assert link.media is not None, link

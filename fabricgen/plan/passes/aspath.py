@@ -9,41 +9,28 @@ it: a leaf whose uplinks reach the rest of the fabric through upper tiers with d
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable
-
-from fabricgen.model import Device
+from collections.abc import Iterable, Mapping
 
 
-def mark_as_path_multipath(devices: tuple[Device, ...]) -> tuple[Device, ...]:
-    """The devices with `as_path_multipath_relax` set where the ASN design needs it."""
-    relaxing = relaxing_devices(devices)
-    return tuple(dataclasses.replace(d, as_path_multipath_relax=True) if d.name in relaxing else d for d in devices)
-
-
-def relaxing_devices(devices: Iterable[Device]) -> frozenset[str]:
-    """Names of the devices whose upward paths cross more than one ASN at some tier.
+def relaxing(uplinks: Mapping[str, Iterable[str]], asn: Mapping[str, int]) -> frozenset[str]:
+    """Names of the devices (the keys of `asn`) whose upward paths cross more than one ASN at
+    some tier; `uplinks` gives each device's uplink peers (others than devices are ignored).
+    The planner calls it with what the wiring decided, before the devices are assembled.
 
     Walks each device's uplinks tier by tier (leaf -> spines -> super-spines). Each device is
     visited once per tier it appears in, memoised, so the work is linear in the uplinks.
 
-    >>> from fabricgen.model import Interface
-    >>> def dev(name, asn, ups):
-    ...     ifs = tuple(Interface(f"e{i}", i, 1, 400, "uplink", "", 31, up, "", "", 9214, False) for i, up in enumerate(ups))
-    ...     return Device(name, "x", 1, 1, "eos", "m", "", asn, "", "", 0, "", "", "", False, 9214, 1, ifs, (), (), (), 0, 0)
-    >>> fabric = [dev("ss1", 1, []), dev("ss2", 2, []), dev("sp1", 10, ["ss1"]), dev("sp2", 10, ["ss2"]), dev("leaf", 20, ["sp1", "sp2"])]
-    >>> sorted(relaxing_devices(fabric))
+    >>> sorted(relaxing({"leaf": ["sp1", "sp2"], "sp1": ["ss1"], "sp2": ["ss2"]}, {"leaf": 20, "sp1": 10, "sp2": 10, "ss1": 1, "ss2": 2}))
     ['leaf']
     """
-    by_name = {device.name: device for device in devices}
     upward: dict[str, tuple[frozenset[int], ...]] = {}
 
     def tiers_above(name: str) -> tuple[frozenset[int], ...]:
         known = upward.get(name)
         if known is not None:
             return known
-        uppers = sorted({i.peer_device for i in by_name[name].interfaces if i.role == "uplink" and i.peer_device in by_name})
-        tiers: list[set[int]] = [{by_name[u].asn for u in uppers}] if uppers else []
+        uppers = sorted({peer for peer in uplinks.get(name, ()) if peer in asn})
+        tiers: list[set[int]] = [{asn[u] for u in uppers}] if uppers else []
         for upper in uppers:
             for depth, asns in enumerate(tiers_above(upper), start=1):
                 if depth == len(tiers):
@@ -52,4 +39,4 @@ def relaxing_devices(devices: Iterable[Device]) -> frozenset[str]:
         upward[name] = result = tuple(frozenset(t) for t in tiers)
         return result
 
-    return frozenset(name for name in by_name if any(len(asns) > 1 for asns in tiers_above(name)))
+    return frozenset(name for name in asn if any(len(asns) > 1 for asns in tiers_above(name)))

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
-from fabricgen.model import Link
 from fabricgen.plan.inputs import CableOverride
+from fabricgen.plan.passes.ports import AnyLink, LinkDraft
 from fabricgen.units import length_m
 
 
@@ -26,18 +26,18 @@ def override_positions(overrides: Sequence[CableOverride]) -> dict[tuple[str, st
     return {(o.device, o.interface): i for i, o in enumerate(overrides)}
 
 
-def apply_overrides(links: Iterable[Link], overrides: Sequence[CableOverride], source: SourceMap) -> list[Link]:
+def apply_overrides(links: Iterable[AnyLink], overrides: Sequence[CableOverride], source: SourceMap) -> list[AnyLink]:
     """`links` with the overridden lengths set; FabricError for overrides that match no cable."""
     if not overrides:
         return list(links)
     wanted = {(o.device, o.interface): (i, length_m(o.length)) for i, o in enumerate(overrides)}
     matched: set[int] = set()
-    result = []
+    result: list[AnyLink] = []
     for link in links:
         hit = wanted.get((link.a.device, link.a.interface)) or wanted.get((link.z.device, link.z.interface))
         if hit is not None:
             matched.add(hit[0])
-            link = replace(link, length_m=hit[1])
+            link = link._replace(length_m=hit[1]) if isinstance(link, LinkDraft) else replace(link, length_m=hit[1])
         result.append(link)
     problems = [
         source.diagnostic(o.path, f"no cable ends at {o.device} {o.interface}") for i, o in enumerate(overrides) if i not in matched

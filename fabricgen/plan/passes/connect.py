@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from fabricgen import allocate
 from fabricgen.allocate import PoolTally, ipv4
-from fabricgen.model import BgpNeighbor, Endpoint, Interface, Link
+from fabricgen.model import Endpoint
 from fabricgen.plan.passes.expand import TierNode
+from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortDraft, PortSlots, SlotsByKind, port_slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,17 +44,18 @@ class Stage:
 
 @dataclass(slots=True)
 class Ends:
-    """What one device collects from the cables of a stage, in cable order."""
+    """What one device collects from the cables of a stage, in cable order (drafts: the device
+    pass builds the final interfaces and neighbors)."""
 
-    interfaces: list[Interface] = field(default_factory=list)
-    neighbors: list[BgpNeighbor] = field(default_factory=list)
+    interfaces: list[PortDraft] = field(default_factory=list)
+    neighbors: list[NeighborDraft] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class Wiring:
     """The result of one stage: its cables, every device's ends, the fabric pool it used."""
 
-    links: tuple[Link, ...]
+    links: tuple[LinkDraft, ...]
     ends: Mapping[str, Ends]
     tally: PoolTally
 
@@ -76,21 +78,25 @@ def connect(
 
     `position(lower device)` places its downlinks on the upper device; `asn` and `mtu` give
     every device's ASN (by name) and MTU (by platform name)."""
-    tally = PoolTally()
     ends: dict[str, Ends] = {}
-    links: list[Link] = []
+    links: list[LinkDraft] = []
+    kinds: SlotsByKind = {}
+    upper: dict[str, _UpperSide] = {}
+    highest, speed, roce = 0, stage.speed, stage.roce
     for low in lower:
         above = uppers(low)
         if not above:
             continue
         per_cage_up = low.model.logical_ports(stage.speed)
         first_up = stage.first_port or low.model.ports - allocate.cages_for(stage.uplink_slots, per_cage_up) + 1
+        low_ports = port_slots(kinds, low, per_cage_up, first_up)
         low_ends = ends.setdefault(low.name, Ends())
         low_mtu, low_asn, low_slot = mtu[low.platform.name], asn[low.name], (position(low) - 1) * stage.per_pair - 1
         for up in above:
-            per_cage_down = up.model.logical_ports(stage.speed)
-            up_ends = ends.setdefault(up.name, Ends())
-            up_asn, up_slot = asn[up.name], (up.index - 1) * stage.per_pair - 1
+            known = upper.get(up.name)
+            if known is None:
+                known = upper[up.name] = _upper_side(up, stage, ends, kinds, asn)
+            up_ends, up_ports, up_asn, up_slot = known
             # Both ends of a cable run the largest MTU both platforms support (EOS 9214 against
             # NX-OS 9216 gives 9214 on both), so a frame one end sends the other accepts.
             link_mtu = min(low_mtu, mtu[up.platform.name])
@@ -99,19 +105,23 @@ def connect(
             low_group = up.platform.names[f"peer_group_{low.role}"] if stage.routed else ""
             for link_no in range(1, stage.per_pair + 1):
                 subnet = offset(low, up, link_no)
-                tally.take("fabric", subnet, 2)
+                highest = max(highest, subnet + 2)
                 up_addr, low_addr = ipv4(stage.fabric_base + subnet), ipv4(stage.fabric_base + subnet + 1)
-                low_cage, low_sub = allocate.split_slot(up_slot + link_no, per_cage_up, first_up)
-                up_cage, up_sub = allocate.split_slot(low_slot + link_no, per_cage_down, 1)
-                low_if = low.platform.port_name(low_cage, low_sub, per_cage_up, low.model.lanes)
-                up_if = up.platform.port_name(up_cage, up_sub, per_cage_down, up.model.lanes)
-                low_ends.interfaces.append(_port(low_if, low_cage, low_sub, "uplink", low_addr, up.name, up_if, link_mtu, stage))
-                up_ends.interfaces.append(_port(up_if, up_cage, up_sub, "downlink", up_addr, low.name, low_if, link_mtu, stage))
+                low_cage, low_sub, low_if = low_ports[up_slot + link_no]
+                up_cage, up_sub, up_if = up_ports[low_slot + link_no]
+                # Each end's description names the far end; its BGP neighbor shares the string.
+                to_up, to_low = f"{up.name} {up_if}", f"{low.name} {low_if}"
+                low_ends.interfaces.append(
+                    PortDraft(low_if, low_cage, low_sub, speed, "uplink", low_addr, 31, up.name, up_if, to_up, link_mtu, roce)
+                )
+                up_ends.interfaces.append(
+                    PortDraft(up_if, up_cage, up_sub, speed, "downlink", up_addr, 31, low.name, low_if, to_low, link_mtu, roce)
+                )
                 if stage.routed:
-                    low_ends.neighbors.append(BgpNeighbor(up_addr, up_asn, up.name, up_if, up_group, f"{up.name} {up_if}"))
-                    up_ends.neighbors.append(BgpNeighbor(low_addr, low_asn, low.name, low_if, low_group, f"{low.name} {low_if}"))
+                    low_ends.neighbors.append(NeighborDraft(up_addr, up_asn, up.name, up_if, up_group, to_up))
+                    up_ends.neighbors.append(NeighborDraft(low_addr, low_asn, low.name, low_if, low_group, to_low))
                 links.append(
-                    Link(
+                    LinkDraft(
                         kind=stage.kind,
                         a=Endpoint(low.name, low_if, low_cage),
                         z=Endpoint(up.name, up_if, up_cage),
@@ -123,22 +133,17 @@ def connect(
                         mtu=link_mtu,
                     )
                 )
+    tally = PoolTally()
+    if links:
+        tally.take_many("fabric", 2 * len(links), highest)
     return Wiring(tuple(links), ends, tally)
 
 
-def _port(name: str, cage: int, sub: int, role: str, address: str, peer: str, peer_if: str, mtu: int, stage: Stage) -> Interface:
-    """One end of a fabric cable: a routed /31 (the address is printed only when routed)."""
-    return Interface(
-        name=name,
-        port=cage,
-        sub=sub,
-        speed=stage.speed,
-        role=role,
-        address=address,
-        prefix_length=31,
-        peer_device=peer,
-        peer_interface=peer_if,
-        description=f"{peer} {peer_if}",
-        mtu=mtu,
-        roce=stage.roce,
-    )
+_UpperSide = tuple[Ends, PortSlots, int, int]
+"""What every cable to one upper device shares: its ends, its ports, its ASN, its first slot - 1."""
+
+
+def _upper_side(up: TierNode, stage: Stage, ends: dict[str, Ends], kinds: SlotsByKind, asn: Mapping[str, int]) -> _UpperSide:
+    """Worked out once per upper device, not once per lower device wired to it."""
+    up_ends = ends.setdefault(up.name, Ends())
+    return up_ends, port_slots(kinds, up, up.model.logical_ports(stage.speed), 1), asn[up.name], (up.index - 1) * stage.per_pair - 1

@@ -10,16 +10,31 @@ from __future__ import annotations
 import dataclasses
 import operator
 import socket
-from collections.abc import Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Mapping
 
 from fabricgen.model import BgpNeighbor, Breakout, Device, Interface, PeerGroup
 from fabricgen.plan.guids import switch_guid
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools
 from fabricgen.plan.passes.expand import TierNode
+from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 
 ROLE_ORDER = {"superspine": 0, "spine": 1, "leaf": 2}
 """Device order of the plan: top tier first, then pod by pod."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Routing:
+    """The BGP intent of one device that the planner decided before assembly."""
+
+    maximum_paths: int
+    maximum_routes: int = 0
+    """Routes each BGP neighbor may send (0 on InfiniBand)."""
+    as_path_multipath_relax: bool = False
+    aggregates: tuple[str, ...] = ()
+
+
+Headroom = Mapping[tuple[str, str], int]
+"""(switch, interface) -> PFC headroom of that cable end (`headroom.port_headroom`)."""
 
 
 def assemble(
@@ -27,22 +42,20 @@ def assemble(
     addresses: DeviceAddresses,
     pools: Pools,
     mtu: int,
-    maximum_paths: int,
-    interfaces: Iterable[Interface],
-    neighbors: Iterable[BgpNeighbor],
+    routing: Routing,
+    interfaces: Iterable[PortDraft],
+    neighbors: Iterable[NeighborDraft],
     advertised: Iterable[str],
     infiniband: InfinibandSwitch | None,
+    headroom: Headroom,
 ) -> Device:
     """The device, from its tier node, what the passes allocated and its cables' ends.
-    `infiniband` is set for an InfiniBand fabric (GUIDs instead of loopbacks)."""
-    breakouts: dict[int, Breakout] = {}
-    interfaces = list(interfaces)
-    for iface in interfaces:
-        per_cage = node.model.logical_ports(iface.speed)
-        if iface.port and iface.port not in breakouts and per_cage > 1:
-            breakouts[iface.port] = Breakout(iface.port, per_cage, iface.speed)
-    ifaces = tuple(sorted((_with_speed(i, node, breakouts) for i in interfaces), key=lambda i: (i.port, i.sub, i.name)))
-    groups, grouped = _peer_groups(list(neighbors))
+    `infiniband` is set for an InfiniBand fabric (GUIDs instead of loopbacks). Every interface
+    and neighbor is built here once, with its final values."""
+    drafts = list(interfaces)
+    breakouts = _breakouts(drafts, node)
+    ifaces = tuple(_interfaces(sorted(drafts, key=_PORT_ORDER), node, breakouts, headroom))
+    groups, grouped = _peer_groups(sorted(neighbors, key=lambda n: socket.inet_aton(n.address)))
     routed = infiniband is None
     guid = ""
     if infiniband is not None:
@@ -65,18 +78,54 @@ def assemble(
         guid=guid,
         guid_is_placeholder=infiniband is not None and not node.guid,
         mtu=mtu,
-        maximum_paths=maximum_paths,
+        maximum_paths=routing.maximum_paths,
         interfaces=ifaces,
         breakouts=tuple(sorted(breakouts.values(), key=lambda b: b.port)),
-        bgp_neighbors=tuple(sorted(grouped, key=lambda n: socket.inet_aton(n.address))),
+        bgp_neighbors=grouped,
         advertised_prefixes=tuple(dict.fromkeys(advertised)),
         ports_total=node.model.ports,
-        ports_used=len({i.port for i in ifaces if i.port}),
+        ports_used=len({i.port for i in drafts if i.port}),
         peer_groups=groups,
-        vlans=tuple(sorted({i.vlan for i in ifaces if i.vlan})),
+        vlans=tuple(sorted({i.vlan for i in drafts if i.vlan})),
         queue_keyword=node.platform.queue_keywords.get(node.model.queue_family, ""),
+        as_path_multipath_relax=routing.as_path_multipath_relax,
+        aggregates=routing.aggregates,
+        maximum_routes=routing.maximum_routes,
         plane=node.plane,
     )
+
+
+_PORT_ORDER = operator.itemgetter(1, 2, 0)
+"""Interface order of a device: (port, sub, name) of a `PortDraft`."""
+
+
+def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakout]:
+    """Broken-out cages by port: the first interface of a cage whose speed splits it decides."""
+    breakouts: dict[int, Breakout] = {}
+    split = {speed for speed, per_cage in node.model.breakouts.items() if per_cage > 1}
+    for draft in drafts:
+        if draft.speed in split and draft.port and draft.port not in breakouts:
+            breakouts[draft.port] = Breakout(draft.port, node.model.logical_ports(draft.speed), draft.speed)
+    return breakouts
+
+
+def _interfaces(drafts: Iterable[PortDraft], node: TierNode, breakouts: dict[int, Breakout], headroom: Headroom) -> Iterator[Interface]:
+    """Each draft as its final `Interface`: the platform's `speed` value of a front-panel port
+    (platform data decides the format) and the PFC headroom of a RoCE port's cable."""
+    name = node.name
+    whole: dict[int, str] = {}
+    """Settings of ports that are not broken out, by speed: a device has one or two."""
+    for draft in drafts:
+        setting = ""
+        if draft.port:
+            breakout = breakouts.get(draft.port)
+            if breakout is not None:
+                setting = _speed_setting(draft.speed, node, breakout)
+            elif draft.speed in whole:
+                setting = whole[draft.speed]
+            else:
+                setting = whole[draft.speed] = _speed_setting(draft.speed, node, None)
+        yield Interface(*draft, setting, headroom.get((name, draft.name), 0) if draft.roce else 0)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,52 +135,31 @@ class InfinibandSwitch:
     prefix: str
 
 
-def _with_speed(interface: Interface, node: TierNode, breakouts: dict[int, Breakout]) -> Interface:
-    """Fill in the platform's `speed` value of a front-panel port (platform data decides the format)."""
-    if not interface.port:
-        return interface
-    breakout = breakouts.get(interface.port)
+def _speed_setting(speed: int, node: TierNode, breakout: Breakout | None) -> str:
+    """What follows `speed` on the port's platform: a few distinct values, a million ports at scale."""
     pattern = node.platform.breakout_speed_format if breakout else node.platform.speed_format
     lanes = node.model.lanes // breakout.count if breakout else node.model.lanes
-    key = (pattern, interface.speed, max(lanes, 1))
+    key = (pattern, speed, max(lanes, 1))
     setting = _SPEED_SETTINGS.get(key)
     if setting is None:
         setting = _SPEED_SETTINGS[key] = pattern.format(speed=key[1], mbps=key[1] * 1000, lanes=key[2])
-    return _replace(interface, speed_setting=setting)
+    return setting
 
 
-_T = TypeVar("_T")
 _SPEED_SETTINGS: dict[tuple[str, int, int], str] = {}
-"""Formatted speed settings by (pattern, speed, lanes): a few distinct values, a million ports at scale."""
-_FIELDS: dict[type, tuple[operator.attrgetter[Any], dict[str, int]]] = {}
+"""Formatted speed settings by (pattern, speed, lanes)."""
 
 
-def _replace(obj: _T, **changes: Any) -> _T:
-    """`dataclasses.replace` for the plan's dataclasses (every field an init field, none
-    keyword-only), built positionally: at 5,000 switches it runs for every port and BGP
-    neighbor, about half a million times, and dataclasses.replace took twice as long per call."""
-    cls = type(obj)
-    known = _FIELDS.get(cls)
-    if known is None:
-        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-        assert len(fields) > 1 and all(f.init and not f.kw_only for f in fields), cls
-        names = tuple(f.name for f in fields)
-        known = _FIELDS[cls] = (operator.attrgetter(*names), {name: i for i, name in enumerate(names)})
-    getter, index = known
-    values = list(getter(obj))
-    for name, value in changes.items():
-        values[index[name]] = value
-    return cls(*values)
-
-
-def _peer_groups(neighbors: list[BgpNeighbor]) -> tuple[tuple[PeerGroup, ...], list[BgpNeighbor]]:
+def _peer_groups(neighbors: list[NeighborDraft]) -> tuple[tuple[PeerGroup, ...], tuple[BgpNeighbor, ...]]:
     """One peer group per neighbor group; it carries remote-as when all its peers share one ASN
-    (the spine tier seen from a leaf), otherwise each neighbor states its own (one ASN per leaf)."""
-    asns: dict[str, set[int]] = {}
-    peers: dict[str, set[str]] = {}
-    for neighbor in neighbors:
-        asns.setdefault(neighbor.peer_group, set()).add(neighbor.remote_asn)
-        peers.setdefault(neighbor.peer_group, set()).add(neighbor.peer_device)
-    shared = {name: min(values) for name, values in asns.items() if len(values) == 1 and len(peers[name]) > 1}
-    groups = tuple(PeerGroup(name, shared.get(name, 0)) for name in sorted(asns))
-    return groups, [_replace(n, inherits_remote_as=n.peer_group in shared) for n in neighbors]
+    (the spine tier seen from a leaf), otherwise each neighbor states its own (one ASN per leaf).
+    The neighbors come back as `BgpNeighbor`s, in the same order."""
+    # A device has one or two groups: a pass over its neighbors per group beats a dict per neighbor.
+    shared: dict[str, int] = {}
+    names = sorted({n.peer_group for n in neighbors})
+    for name in names:
+        asns = {n.remote_asn for n in neighbors if n.peer_group == name}
+        if len(asns) == 1 and len({n.peer_device for n in neighbors if n.peer_group == name}) > 1:
+            shared[name] = min(asns)
+    groups = tuple(PeerGroup(name, shared.get(name, 0)) for name in names)
+    return groups, tuple(BgpNeighbor(*n, n.peer_group in shared) for n in neighbors)

@@ -18,10 +18,10 @@ lengths) and visits each cable once.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
 
-from fabricgen.model import Device, Link, Platform
+from fabricgen.model import Platform
+from fabricgen.plan.passes.ports import AnyLink
 
 NS_PER_METRE = 5.13
 """Signal delay in fibre: 513 ns per 100 m of single-mode fibre (Cisco white paper c11-542809;
@@ -52,23 +52,26 @@ def pfc_headroom_bytes(length_m: float, speed_gbps: int, mtu: int, response_ns: 
     return math.ceil(frames + cable + response)
 
 
-def with_headroom(devices: Sequence[Device], links: Iterable[Link], platforms: Mapping[str, Platform]) -> tuple[Device, ...]:
-    """Devices whose RoCE ports carry `pfc_headroom_bytes`; each port's figure uses the response
-    time of the platform at the other end of its cable (the one that keeps sending), or its own
-    platform's when the other end is a server."""
-    platform_of = {d.name: d.platform for d in devices}
+def port_headroom(
+    links: Iterable[AnyLink], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]
+) -> dict[tuple[str, str], int]:
+    """(switch, interface) -> the PFC headroom of that cable end; the device pass sets it on the
+    end's interface when it carries RoCE. Each figure uses the response time of the platform at
+    the other end of the cable (the one that keeps sending), or the end's own platform's when
+    the other end is a server (`platform_of` names only switches). The figure depends on a few
+    values that most cables share: it is computed once per distinct combination."""
+    response = {name: platforms[platform].pfc_response_ns for name, platform in platform_of.items()}
+    figures: dict[tuple[float, int, int, int], int] = {}
     headroom: dict[tuple[str, str], int] = {}
     for link in links:
-        for near, far in ((link.a, link.z), (link.z, link.a)):
-            if near.device not in platform_of:
+        a, z = link.a, link.z
+        a_sends, z_sends = response.get(a.device), response.get(z.device)
+        for near, own, far in ((a, a_sends, z_sends), (z, z_sends, a_sends)):
+            if own is None:
                 continue
-            sender = platforms[platform_of.get(far.device, platform_of[near.device])]
-            headroom[(near.device, near.interface)] = pfc_headroom_bytes(link.length_m, link.speed, link.mtu, sender.pfc_response_ns)
-    result = []
-    for device in devices:
-        interfaces = tuple(
-            replace(i, pfc_headroom_bytes=headroom[(device.name, i.name)]) if i.roce and (device.name, i.name) in headroom else i
-            for i in device.interfaces
-        )
-        result.append(replace(device, interfaces=interfaces) if interfaces != device.interfaces else device)
-    return tuple(result)
+            key = (link.length_m, link.speed, link.mtu, own if far is None else far)
+            figure = figures.get(key)
+            if figure is None:
+                figure = figures[key] = pfc_headroom_bytes(*key)
+            headroom[(near.device, near.interface)] = figure
+    return headroom

@@ -27,14 +27,16 @@ MAX_OP_VLS = {1: 1, 2: 2, 4: 3, 8: 4}
 
 
 def first_free_port(leaf: Device, taken: set[int]) -> int:
-    """The lowest port of `leaf` no server, uplink or earlier SM host uses; one past the last
-    port when none is free (the checks then say the leaf is full).
+    """The highest cage of `leaf` that no server, uplink or earlier SM host uses (uplinks take the top);
+    one past the last cage when none is free (the checks then say the leaf is full).
 
+    Counted from the top: servers fill a leaf from cage 1 upwards, so adding a server never
+    lands on the SM host's cage and moves its cable (they meet only when the leaf is full).
     Counting from the planned interfaces, not from servers.per_leaf x ports_per_server: on a
     rail-optimised fabric a leaf carries one port per server, whatever each server's NIC count.
     """
     used = {i.port for i in leaf.interfaces} | taken
-    return next((port for port in range(1, leaf.ports_total + 1) if port not in used), leaf.ports_total + 1)
+    return next((port for port in range(leaf.ports_total, 0, -1) if port not in used), leaf.ports_total + 1)
 
 
 def pin_switch_guids(devices: tuple[Device, ...], pins: Mapping[str, GuidPin]) -> tuple[Device, ...]:
@@ -104,8 +106,9 @@ def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[
 def _subnet_managers(
     inputs: Inputs, by_name: dict[str, Server], leaves: list[Device], source: SourceMap, problems: list[Diagnostic]
 ) -> list[SubnetManager]:
-    """Where each OpenSM runs: on a planned server's HCA, or on a dedicated host cabled to a
-    leaf (alternately the first and the last leaf unless `leaf:` is given) on its first free port."""
+    """Where each OpenSM runs: on a planned server's HCA, or on a dedicated host (with the servers'
+    HCA model) cabled to a leaf (alternately the first and the last leaf unless `leaf:` is given)
+    on its highest free cage (`first_free_port`) unless `port:` is given."""
     prefix, pins = inputs.guid_prefix, inputs.guids
     leaf_names = {d.name for d in leaves}
     sms: list[SubnetManager] = []
@@ -118,7 +121,7 @@ def _subnet_managers(
             port_guid = (sm.guid or server.nics[0].port_guid).lower()
             if port_guid not in {n.port_guid for n in server.nics}:
                 problems.append(source.diagnostic((*sm.path, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA"))
-            sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0))
+            sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0, server.nic_model))
             continue
         dedicated += 1
         if not leaves:
@@ -135,7 +138,7 @@ def _subnet_managers(
         pinned_ports = pin.ports if pin else ()
         port_guid = (sm.guid or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
         placeholder = not (sm.node_guid or pin or sm.guid)
-        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port))
+        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port, inputs.servers.nic))
     return sms
 
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from fabricgen import media_rules as rules
 from fabricgen.diagnostics import Diagnostic, FabricError
 from fabricgen.loader import PathKey, SourceMap
-from fabricgen.model import Choice, Device, Link, Model, NicModel, Server
+from fabricgen.model import Choice, Device, Link, Model, NicModel, Server, SubnetManager
 from fabricgen.plan.media import End, Ends, choose
+from fabricgen.plan.passes.ports import AnyLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,7 @@ class _Miss:
     """Cables of one length source that no medium reaches."""
 
     count: int
-    example: Link
+    example: AnyLink
     a: End
     z: End
 
@@ -37,7 +38,7 @@ class _Miss:
         return self.a, self.z
 
 
-def length_source(link: Link, overrides: Mapping[tuple[str, str], int]) -> PathKey:
+def length_source(link: AnyLink, overrides: Mapping[tuple[str, str], int]) -> PathKey:
     """The inventory key the cable's length comes from.
 
     >>> from fabricgen.model import Endpoint
@@ -56,7 +57,7 @@ def length_source(link: Link, overrides: Mapping[tuple[str, str], int]) -> PathK
 
 
 def choose_media(
-    links: Iterable[Link],
+    links: Iterable[AnyLink],
     devices: Iterable[Device],
     models: Iterable[Model],
     overrides: Mapping[tuple[str, str], int],
@@ -64,13 +65,15 @@ def choose_media(
     *,
     servers: Iterable[Server] = (),
     nics: Iterable[NicModel] = (),
+    hosts: Iterable[SubnetManager] = (),
     table: rules.MediaTable | None = None,
 ) -> tuple[Link, ...]:
-    """`links` with `media` set, in the same order; FabricError with one diagnostic per length
+    """`links` (drafts or links) as `Link`s with `media` set, in the same order; FabricError with one diagnostic per length
     key that some cable cannot be bought for. A server end takes its NIC model's facts
-    (`servers`, `nics`), or the far cage's when it has none."""
+    (`servers`, `nics`), a dedicated SM host's end its HCA model's (`hosts`), or the far cage's
+    when it has none."""
     table = table or rules.media_table()
-    ends = Ends(devices, models, servers, nics)
+    ends = Ends(devices, models, servers, nics, hosts)
     decided: dict[tuple[object, ...], Choice | None] = {}
     misses: dict[PathKey, _Miss] = {}
     result: list[Link] = []
@@ -92,7 +95,7 @@ def choose_media(
     return tuple(result)
 
 
-def _with_media(link: Link, media: Choice) -> Link:
+def _with_media(link: AnyLink, media: Choice) -> Link:
     return Link(link.kind, link.a, link.z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, media, link.mtu)
 
 

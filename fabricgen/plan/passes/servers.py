@@ -21,10 +21,11 @@ from fabricgen.allocate import Layout, PoolTally, ipv4
 from fabricgen.catalog import nic_models
 from fabricgen.diagnostics import FabricError
 from fabricgen.loader import SourceMap
-from fabricgen.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
+from fabricgen.model import Endpoint, NicModel, Server, ServerNic
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
+from fabricgen.plan.passes.ports import LinkDraft, PortDraft, SlotsByKind, port_slots
 
 ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
@@ -54,7 +55,7 @@ class LeafSide:
     """What one leaf gets from the servers: its server ports (and SVI), the server prefix it
     announces, and the NICs per server it serves (for oversubscription)."""
 
-    interfaces: list[Interface] = field(default_factory=list)
+    interfaces: list[PortDraft] = field(default_factory=list)
     advertised: list[str] = field(default_factory=list)
     nics_per_server: int = 0
 
@@ -62,7 +63,7 @@ class LeafSide:
 @dataclass(frozen=True, slots=True)
 class Attached:
     servers: tuple[Server, ...]
-    links: tuple[Link, ...]
+    links: tuple[LinkDraft, ...]
     leaves: Mapping[str, LeafSide]
     tally: PoolTally
 
@@ -94,13 +95,40 @@ def attachment_of(servers: ServersInput, fabric: str, length_m: float, speed: in
     )
 
 
-def nic_model_of(servers: ServersInput, source: SourceMap) -> NicModel:
-    """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown."""
+def nic_model_of(servers: ServersInput, source: SourceMap, speed: int = 0) -> NicModel:
+    """The catalog NIC model the servers' ports use (`servers.nic`); FabricError when unknown, or
+    when its cage cannot make the servers' `speed` (a 400G-native NIC asked for 800G would get a
+    module no vendor makes), at `servers.speed` (or `servers.nic` when the speed is the leaf's)."""
     known = nic_models()
     name = servers.nic
     if name not in known:
         raise FabricError([source.diagnostic(("servers", "nic"), f"unknown NIC model '{name}'", hint=f"known: {', '.join(sorted(known))}")])
-    return known[name]
+    nic = known[name]
+    if speed > nic.speed:
+        faster = sorted(n.name for n in known.values() if n.speed >= speed)
+        key = ("servers", "speed") if servers.speed is not None else ("servers", "nic")
+        raise FabricError(
+            [
+                source.diagnostic(
+                    key,
+                    f"NIC model {name} ({nic.form_factor}, {nic.lanes} x {nic.lane_rate}G lanes) runs at most {nic.speed}G "
+                    f"({nic_speeds(nic)}), not the {speed}G of the server ports",
+                    hint=f"set servers.speed to {nic.speed}G or less"
+                    + (f", or name a NIC model that runs {speed}G in servers.nic: {', '.join(faster)}" if faster else ""),
+                )
+            ]
+        )
+    return nic
+
+
+def nic_speeds(nic: NicModel) -> str:
+    """The speeds a NIC model's cage makes: its native speed and, halving, on fewer lanes.
+
+    >>> nic_speeds(nic_models()["nvidia-connectx-7-osfp"])
+    '400G, 200G, 100G'
+    """
+    speeds = [nic.speed // 2**i for i in range(max(nic.lanes.bit_length(), 1))]
+    return ", ".join(f"{s}G" for s in speeds if s)
 
 
 def unit_and_rail(index: int, rails: int) -> tuple[int, int]:
@@ -122,14 +150,16 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     tally = PoolTally()
     servers: list[Server] = []
     rail_servers: dict[str, _RailServer] = {}
-    links: list[Link] = []
+    links: list[LinkDraft] = []
     sides: dict[str, LeafSide] = {}
+    kinds: SlotsByKind = {}
+    block = server_block(leaves, spec.speed, pools.server_mode)
     for leaf in leaves:
         unit, rail = unit_and_rail(leaf.index, spec.rails)
         first = unit_first[(leaf.pod, unit)] if rail else leaf
         nics = [nic for nic in range(1, spec.ports_per_server + 1) if not rail or (nic - 1) % spec.rails + 1 == rail]
         side = sides[leaf.name] = LeafSide(nics_per_server=len(nics))
-        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, mtu, guids, side, links, tally)
+        leaf_servers = _leaf_servers(leaf, first, unit, rail, nics, spec, layout, pools, block, mtu, guids, side, links, tally, kinds)
         for server in leaf_servers:
             if not rail:
                 servers.append(server)
@@ -145,6 +175,15 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     return Attached(tuple(servers), tuple(links), sides, tally)
 
 
+def server_block(leaves: Sequence[TierNode], speed: int, mode: str) -> int:
+    """Addresses every leaf's slot in the server pool holds: sized for the largest leaf model of
+    the tier, so a leaf pinned to a bigger model than the tier's own cannot run into the next
+    leaf's block; with one model in the tier it is that model's size, and adding a leaf of a
+    model already present moves nothing."""
+    largest = max((leaf.model.ports * (leaf.model.logical_ports(speed) or 1) for leaf in leaves), default=1)
+    return allocate.server_block_size(largest, mode)
+
+
 # long: one loop over (server, NIC) on purpose, see the docstring (planning time at 5,000 switches).
 def _leaf_servers(
     leaf: TierNode,
@@ -155,19 +194,21 @@ def _leaf_servers(
     spec: Attachment,
     layout: Layout,
     pools: Pools,
+    block: int,
     mtu: int,
     guids: ServerGuids,
     side: LeafSide,
-    links: list[Link],
+    links: list[LinkDraft],
     tally: PoolTally,
+    kinds: SlotsByKind,
 ) -> list[Server]:
     """The servers (this leaf's NICs of them) on one leaf; appends the leaf's ports to `side`
     and the cables to `links`. Kept as one loop over (server, NIC): at 5,000 switches it runs
     for every GPU port, and every layer of calls shows in the planning time."""
     per_cage = leaf.model.logical_ports(spec.speed) or 1
+    ports = port_slots(kinds, leaf, per_cage, 1)
     leaf_number = layout.leaf_number(leaf.pod, leaf.index)
     mode = pools.server_mode
-    block = allocate.server_block_size(leaf.model.ports * per_cage, mode)
     leaf_block = pools.servers + (leaf_number - 1) * block
     subnet_len = 32 - (block.bit_length() - 1)
     addressed = pools.has_servers and spec.routed
@@ -185,13 +226,11 @@ def _leaf_servers(
         node_guid, port_guids = guids(name, first_number, server_index)
         server_nics = []
         for nic in nics:
-            cage, sub = allocate.split_slot(slot, per_cage, 1)
-            leaf_if = leaf.platform.port_name(cage, sub, per_cage, leaf.model.lanes)
+            cage, sub, leaf_if = ports[slot]
             address = gateway = ""
             length = 31
             if addressed and mode == "p2p":
                 offset = (leaf_number - 1) * block + slot * 2
-                tally.take("servers", offset, 2)
                 gateway, address = ipv4(pools.servers + offset), ipv4(pools.servers + offset + 1)
             elif addressed:
                 gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
@@ -199,7 +238,7 @@ def _leaf_servers(
                 ServerNic(nic, leaf.name, leaf_if, spec.speed, address, gateway, length, port_guids[nic - 1] if port_guids else "", rail)
             )
             side.interfaces.append(
-                Interface(
+                PortDraft(
                     name=leaf_if,
                     port=cage,
                     sub=sub,
@@ -216,7 +255,7 @@ def _leaf_servers(
                 )
             )
             links.append(
-                Link(
+                LinkDraft(
                     kind="server-leaf",
                     a=Endpoint(name, f"nic{nic}", nic),
                     z=Endpoint(leaf.name, leaf_if, cage),
@@ -230,9 +269,11 @@ def _leaf_servers(
             )
             slot += 1
         result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
+    if addressed and mode == "p2p" and slot:
+        tally.take_many("servers", 2 * slot, (leaf_number - 1) * block + slot * 2)
     if mode == "subnet" and addressed and spec.per_leaf:
         side.interfaces.append(
-            Interface(
+            PortDraft(
                 name=leaf.platform.svi_interface.format(vlan=spec.vlan),
                 port=0,
                 sub=spec.vlan,
