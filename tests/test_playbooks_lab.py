@@ -1,93 +1,174 @@
-"""deploy.yml against STAND-IN device APIs whose routing state is the real lab (root only).
+"""deploy.yml end to end on the lab: STAND-IN device APIs whose routing state is real FRR + lldpd.
 
 The stand-ins (tests/standins/device_api.py) hand every committed config's routing part, as the
-vendors' parsers read it, to that switch's FRR in `fabricgen lab` (FRR + lldpd in network
-namespaces; tests/standins/lab_routing.py), and answer `show ip bgp summary`, `show lldp
-neighbors`, `show interfaces` from FRR, lldpd and the kernel. So a pushed config with a wrong
-remote-as keeps BGP down in FRR, the canary's post-check sees it and the switch rolls back.
+vendors' parsers read it, to that switch's FRR in `fabricgen lab` (tests/standins/lab_routing.py)
+and answer `show ip bgp summary`, `show lldp neighbors`, `show interfaces` from FRR, lldpd and
+the kernel. So what the post-checks see, and what these tests assert, is the daemons' state.
+
+One lab serves the module; the scenarios run in file order on it:
+1. a wrong remote-as on day 0 fails the leaf canary with BGP state from FRR and rolls back;
+2. a day-0 push of the whole fabric: every switch pushed, every planned session Established with
+   prefixes in FRR, LLDP from lldpd equal to the cabling plan;
+3. the controller lost between the canary's commit timer and its confirm (a one-leaf change: a
+   pinned ASN): the stand-in's clock expires the timer, the previous config returns and FRR is
+   back on the pre-change sessions;
+4. the same one-leaf change, run to the end: only that leaf and its spines change, the others
+   are not touched (no session, no checkpoint).
+
+The fabric is the deploy tests' small one (2 EOS spines, 2 NX-OS leaves, both platforms), not
+`inventories/pod-roce-400g`: that example has 8 uplinks per spine per leaf (256 BGP sessions,
+12 switches, 32 servers); on the shared 2-core CI machine its lab plus a 12-switch rollout with
+real post-check polling would take tens of minutes, and it has one platform only.
 """
 
 from __future__ import annotations
 
+import os
 import re
-import subprocess
+import signal
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.lab_helpers import leftovers, needs_lab
-from tests.standins.device_api import StandinClock, StandinFabric
-from tests.standins.runner import BIN, PlaybookRunner, marked_pids
-from tests.test_playbooks_switches import FABRIC, Lab, _devices, _serve
+from fabricgen.lab.report import Check
+from fabricgen.lab.verify import check_bgp, check_lldp
+from tests.lab_deploy import LabDeploy, lab_deploy, wait_for
+from tests.lab_helpers import needs_lab
+from tests.standins.device_api import ConfirmGate
+from tests.standins.runner import BIN
+from tests.test_playbooks_switches import FABRIC, SWITCHES
 
 pytestmark = [needs_lab, pytest.mark.skipif(not (BIN / "ansible-playbook").exists(), reason="needs the deploy extra (ansible)")]
 
-
-@pytest.fixture
-def lab_backed(tmp_path: Path) -> Iterator[tuple[Lab, object]]:
-    from fabricgen.lab.lab import Lab as FrrLab
-    from fabricgen.lab.topology import lab_topology
-    from fabricgen.pipeline import load_and_plan
-    from tests.standins.lab_routing import LabRouting
-
-    (tmp_path / "inv").mkdir()
-    (tmp_path / "inv" / "fabric.yml").write_text(FABRIC)
-    build = tmp_path / "build" / "lab1"
-    subprocess.run([str(BIN / "fabricgen"), "render", str(tmp_path / "inv"), "-o", str(build)], check=True, capture_output=True)
-    plan = load_and_plan(tmp_path / "inv").plan
-    topology = lab_topology(plan)
-    stage = tmp_path / "stage"
-    stage.mkdir(mode=0o700)
-    with FrrLab(topology) as frr:
-        routing = LabRouting(frr, topology)
-        fabric, clock, order = StandinFabric(), StandinClock(), []  # type: ignore[var-annotated]
-        files_server, files_thread = _serve(stage)
-        hosts = {}
-        for device in _devices(build, clock, routing, order):  # type: ignore[arg-type]
-            device.sync_routing()  # FRR starts from the switch's pre-change config: no BGP yet
-            port = fabric.add(device)
-            hosts[device.name] = {
-                "ansible_host": "127.0.0.1",
-                "ansible_port": port,
-                "ansible_httpapi_port": port,
-                "ansible_httpapi_use_ssl": False,
-                "nxos_deploy_transfer": "pull",
-                "nxos_deploy_pull_url": f"http://127.0.0.1:{files_server.server_address[1]}",  # type: ignore[attr-defined]
-                "fabricgen_stage_dir": str(stage),
-                "eos_deploy_postcheck_retries": 10,
-                "eos_deploy_postcheck_delay": 3,
-                "nxos_deploy_postcheck_retries": 10,
-                "nxos_deploy_postcheck_delay": 3,
-            }
-        (tmp_path / "standin.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
-        env = {"FABRICGEN_NET_USER": "standin", "FABRICGEN_NET_PASSWORD": "standin", "FABRICGEN_CHANGE_ID": "LAB1"}
-        runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", tmp_path / "standin.yml"], env)
-        try:
-            yield Lab(build, stage, fabric, clock, runner, order), frr
-        finally:
-            runner.stop_leftovers()
-            fabric.close()
-            files_server.shutdown()  # type: ignore[attr-defined]
-            files_server.server_close()  # type: ignore[attr-defined]
-            files_thread.join(timeout=5)
-            assert marked_pids(runner.marker) == [], "processes left behind"
-    assert leftovers(plan.name) == []
+PINNED = FABRIC.replace(
+    'name: "lab1-leaf{index:02d}"}', 'name: "lab1-leaf{index:02d}", nodes: [{index: 2, asn: 65199}]}'
+)  # leaf02 on a pinned ASN instead of 65102: leaf02 and both spines change, leaf01 does not
+SESSION_EVENTS = ("commit-timer", "commit", "confirm", "checkpoint", "rollback", "save", "discard")
 
 
-def test_wrong_remote_as_fails_the_canary_with_bgp_state_from_frr_and_rolls_back(lab_backed: tuple[Lab, object]) -> None:
-    lab, frr = lab_backed
-    leaf = lab.build / "configs" / "lab1-leaf01.cfg"
-    leaf.write_text(leaf.read_text().replace("remote-as 65000", "remote-as 65009"))
-    result = lab.run("deploy.yml")
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabDeploy]:
+    with lab_deploy(tmp_path_factory.mktemp("lab1"), FABRIC, "lab1") as running:
+        yield running
+
+
+def _hosts(lab: LabDeploy) -> dict[str, dict[str, object]]:
+    return {name: yaml.safe_load((lab.deploy.build / "ansible" / "host_vars" / f"{name}.yml").read_text()) for name in SWITCHES}
+
+
+def test_wrong_remote_as_fails_the_canary_with_bgp_state_from_frr_and_rolls_back(lab: LabDeploy) -> None:
+    leaf = lab.deploy.build / "configs" / "lab1-leaf01.cfg"
+    rendered = leaf.read_text()
+    leaf.write_text(rendered.replace("remote-as 65000", "remote-as 65009"))
+    try:
+        result = lab.deploy.run("deploy.yml")
+    finally:
+        leaf.write_text(rendered)
     assert result.returncode != 0
-    assert lab.commits() == ["lab1-spine01", "lab1-leaf01"]
+    assert lab.deploy.commits() == ["lab1-spine01", "lab1-leaf01"]
     # FRR's own state of the session, not a planned value: never Established with remote-as 65009
     states = re.findall(r"\(lab1-spine01, already on the new config\) is (\w+)", result.stdout)
     assert states and "Established" not in states, result.stdout[-3000:]
     assert "rolled back now and verified" in result.stdout
-    device = lab.device("lab1-leaf01")
+    device = lab.deploy.device("lab1-leaf01")
     assert not device.changed and device.pending is None
-    assert frr.bgp_summary("lab1-leaf01").get("peers", {}) == {}  # type: ignore[attr-defined]  # FRR back on the old config
-    assert lab.device("lab1-leaf02").events("commit-timer") == [] and lab.device("lab1-spine02").events("commit-timer") == []
+    assert lab.frr.bgp_summary("lab1-leaf01").get("peers", {}) == {}  # FRR back on the old config
+    assert lab.deploy.device("lab1-leaf02").events("commit-timer") == []
+    assert lab.deploy.device("lab1-spine02").events("commit-timer") == []
+
+
+def test_day0_push_every_switch_every_session_established_with_prefixes_lldp_as_cabled(lab: LabDeploy) -> None:
+    lab.reset()
+    assert all(lab.sessions(name) == {} for name in SWITCHES)  # day 0: no BGP anywhere
+    result = lab.deploy.run("deploy.yml")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert sorted(lab.deploy.commits()) == SWITCHES
+    for name, device in lab.devices().items():
+        assert device.changed and device.pending is None and "router bgp" in device.running, name
+    # From FRR and lldpd, against the plan (not against what the stand-ins were told):
+    bgp = wait_for(lambda: check_bgp(lab.frr, lab.topology))
+    assert bgp.passed, bgp.failures[:10]
+    planned = sum(len(s.neighbors) for s in lab.topology.switches)
+    assert planned == 2 * 2 * 1 * 2  # spines x leaves x links per spine x both ends
+    for name in SWITCHES:
+        summary = lab.frr.bgp_summary(name)["peers"]
+        assert all(peer["pfxRcd"] >= 1 for peer in summary.values()), (name, summary)
+    lldp = wait_for(lambda: check_lldp(lab.frr, lab.topology))
+    assert lldp.passed, lldp.failures[:10]
+    for name, host in _hosts(lab).items():  # what the post-check read: the stand-in's LLDP = cabling plan
+        cabled = {(c["interface"], c["peer"], c["peer_interface"]) for c in host["fabricgen_lldp_plan"]}  # type: ignore[attr-defined]
+        assert set(lab.deploy.device(name).routing.lldp(lab.deploy.device(name))) == cabled, name  # type: ignore[union-attr]
+
+
+def test_controller_lost_before_confirm_the_timer_brings_back_the_previous_config(lab: LabDeploy) -> None:
+    # The change: leaf02 onto a pinned ASN. The spine canary's half lands first (its session to
+    # leaf02 drops until leaf02 follows), its post-checks pass, and at the confirm the controller dies.
+    spine = lab.deploy.device("lab1-spine01")
+    previous = spine.running
+    pre_change = lab.sessions("lab1-spine01")
+    assert {state for state, _ in pre_change.values()} == {"Established"} and len(pre_change) == 2
+    lab.render(PINNED)
+    gate = ConfirmGate()
+    spine.confirm_gate = gate
+    logged = len(spine.log)
+    lab.deploy.order.clear()
+    output = lab.deploy.runner.workdir / "lost-controller.log"
+    controller = lab.deploy.runner.start("deploy.yml", output=output)
+    try:
+        assert gate.reached.wait(timeout=900), output.read_text()[-4000:]
+        os.killpg(controller.pid, signal.SIGKILL)  # the controller is gone: nobody confirms or aborts
+        controller.wait(timeout=30)
+    finally:
+        gate.release.set()
+        lab.deploy.runner.stop_leftovers()
+    assert spine.pending is not None and spine.running != previous  # staged with its timer, not confirmed
+    assert lab.deploy.commits() == ["lab1-spine01"] and [kind for kind, _ in spine.log[logged:] if kind in SESSION_EVENTS] == [
+        "commit-timer"
+    ]
+    during = lab.sessions("lab1-spine01")
+    assert during != pre_change  # FRR runs the staged config: the session to leaf02 is down
+    # The stand-in's own clock, advanced by the test (no wall-clock wait): the timer expires.
+    lab.deploy.clock.advance(3600)
+    assert spine.events("timer-expired")[-1:] == ["timer-expired"]
+    assert spine.running == previous and spine.pending is None
+    back = wait_for(lambda: _same_sessions(lab, "lab1-spine01", pre_change))
+    assert back.passed, (lab.sessions("lab1-spine01"), pre_change)
+    for name in ("lab1-leaf01", "lab1-leaf02", "lab1-spine02"):  # nothing else was touched
+        assert lab.deploy.device(name).pending is None, name
+    assert [entry for entry in lab.deploy.order if entry.endswith(":commit-timer")] == ["lab1-spine01:commit-timer"]
+    lab.render(FABRIC)  # the inventory the fabric runs again
+
+
+def test_one_leaf_change_touches_only_that_leaf_and_its_spines(lab: LabDeploy) -> None:
+    lab.render(FABRIC)  # the configs the fabric runs (day 0)
+    before = {p.name: p.read_text() for p in (lab.deploy.build / "configs").glob("*.cfg")}
+    topology = lab.render(PINNED)
+    after = {p.name: p.read_text() for p in (lab.deploy.build / "configs").glob("*.cfg")}
+    changing = sorted(name.removesuffix(".cfg") for name in after if after[name] != before.get(name))
+    assert changing == ["lab1-leaf02", "lab1-spine01", "lab1-spine02"]
+    untouched = lab.deploy.device("lab1-leaf01")
+    untouched_config, untouched_log = untouched.running, len(untouched.log)
+    lab.deploy.order.clear()
+
+    result = lab.deploy.run("deploy.yml")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    commits = lab.deploy.commits()
+    assert sorted(commits) == changing
+    assert commits[:2] == ["lab1-spine01", "lab1-leaf02"]  # one canary per tier, among the changing switches
+    # leaf01: read (pre-flight, baseline), never changed: no session, no checkpoint, same config
+    assert untouched.running == untouched_config
+    assert [kind for kind, _ in untouched.log[untouched_log:] if kind in SESSION_EVENTS] == []
+    assert not any(re.match(r"(configure session|checkpoint|configure replace)", cmd) for kind, cmd in untouched.log[untouched_log:])
+    # FRR: the spines peer with leaf02 at its pinned ASN, everything Established
+    bgp = wait_for(lambda: check_bgp(lab.frr, topology))
+    assert bgp.passed, bgp.failures[:10]
+    assert {remote for state, remote in lab.sessions("lab1-spine01").values() if state == "Established"} == {"65101", "65199"}
+
+
+def _same_sessions(lab: LabDeploy, switch: str, expected: dict[str, tuple[str, str]]) -> Check:
+    check = Check(0, "sessions", f"{switch} is back on its pre-change BGP sessions")
+    now = lab.sessions(switch)
+    if now != expected:
+        check.fail(switch, f"{now} != {expected}")
+    return check

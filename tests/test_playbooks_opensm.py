@@ -190,7 +190,7 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
         assert (sm.live / path.name).read_text() == path.read_text(), path.name
     assert sm.events() == ["start", "reload"]
     assert sm.loaded() == sm.live_digests()  # the reload picked up exactly the pushed files
-    assert (sm.build / "running" / "opensm" / sm.rendered.name / "partitions.conf").read_text() == old_partitions
+    assert (sm.runner.backups / "ib1" / "running" / "opensm" / sm.rendered.name / "partitions.conf").read_text() == old_partitions
     assert [p for p in sm.live.iterdir() if p.name.startswith("partitions.conf.") and p.name.endswith("~")]  # remote backup copy
 
     # 2. A second run changes nothing and reloads nothing.

@@ -147,6 +147,24 @@ def test_a_regression_or_an_empty_session_fails() -> None:
     ]
 
 
+def test_a_two_ended_change_may_drop_a_session_only_to_a_far_end_that_has_yet_to_change() -> None:
+    # spine1's half of an ASN change lands first: the session to the leaf (which changes later in
+    # this run) may drop; the same drop towards a far end that does not change is a regression.
+    before = {"bgp": _eos_bgp({"10.0.0.0": ("Established", 5), "10.0.0.2": ("Established", 5)})}
+    after = {"bgp": _eos_bgp({"10.0.0.0": ("Active", 0), "10.0.0.2": ("Established", 5)})}
+    waiting = baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ("spine1",))
+    assert waiting == []
+    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ("spine2",)) == [
+        "bgp: 10.0.0.0 was Established before the change, now Active"
+    ]
+    hostvars = {
+        "spine1": {"fabricgen_switch_changes": True, "fabricgen_switch_on_new_config": False},
+        "spine2": {"fabricgen_switch_changes": True, "fabricgen_switch_on_new_config": True},
+        "other": {"fabricgen_switch_changes": True},
+    }
+    assert baseline.peers_changing_later(NEIGHBORS, hostvars) == ["spine1"]
+
+
 def test_an_optic_dead_before_the_change_does_not_block_but_a_new_failure_does() -> None:
     status = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "notconnect"}, "Ethernet2": {"linkStatus": "connected"}}}
     assert _problems({"interfaces": status}, {"interfaces": status}) == []

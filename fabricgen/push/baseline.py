@@ -108,13 +108,20 @@ class Expectation:
     fabric_interfaces: tuple[str, ...]
     roce_interfaces: tuple[str, ...]
     lldp_plan: tuple[Mapping[str, Any], ...]
+    peers_changing_later: frozenset[str] = frozenset()
+    """Far ends that change in this run and are not on the new config yet: a session to one of
+    them may drop until its half of a two-ended change (an ASN, a link address) lands, and its
+    own post-check then requires the session, because this switch is on the new config by then."""
     counter_keys: str = r"(?i)(drop|discard|err|fcs|crc|stuck)"
 
 
 def bgp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
     was, now = bgp_sessions(before), bgp_sessions(after)
+    waiting = {str(n["address"]) for n in expect.neighbors if str(n.get("peer", "")) in expect.peers_changing_later}
     problems = []
     for address, session in sorted(was.items()):
+        if address in waiting:
+            continue  # the far end's half of the change has not landed yet
         if session.established and not now.get(address, Session("missing", 0)).established:
             problems.append(f"bgp: {address} was Established before the change, now {now.get(address, Session('not configured', 0)).state}")
     for neighbor in expect.neighbors:
@@ -201,6 +208,7 @@ def switch_problems(
     fabric_interfaces: Iterable[str] = (),
     roce_interfaces: Iterable[str] = (),
     lldp_plan: Iterable[Mapping[str, Any]] = (),
+    peers_changing_later: Iterable[str] = (),
 ) -> list[str]:
     """The Ansible filter: plain arguments in, problems out (see `baseline_problems`)."""
     expect = Expectation(
@@ -209,6 +217,7 @@ def switch_problems(
         tuple(fabric_interfaces or ()),
         tuple(roce_interfaces or ()),
         tuple(lldp_plan or ()),
+        frozenset(peers_changing_later or ()),
     )
     return baseline_problems(before or {}, after or {}, expect)
 
@@ -221,3 +230,15 @@ def peers_on_new_config(neighbors: Iterable[Mapping[str, Any]], hostvars: Mappin
         if peer and peer in hostvars and bool(hostvars[peer].get("fabricgen_switch_on_new_config", False)):
             done.append(peer)
     return done
+
+
+def peers_changing_later(neighbors: Iterable[Mapping[str, Any]], hostvars: Mapping[str, Any]) -> list[str]:
+    """Planned far ends that change in this run and are not on the new config yet (their
+    pre-flight found a diff, their confirm has not happened): looked up per peer, like
+    `peers_on_new_config`."""
+    later = []
+    for peer in sorted({str(n.get("peer", "")) for n in neighbors or ()}):
+        facts = hostvars.get(peer) if peer else None
+        if facts and bool(facts.get("fabricgen_switch_changes", False)) and not bool(facts.get("fabricgen_switch_on_new_config", False)):
+            later.append(peer)
+    return later

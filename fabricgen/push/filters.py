@@ -29,6 +29,7 @@ def ansible_filters() -> dict[str, Any]:
             "fabricgen_redact": lambda text, platform: redact(platform, text),
             "fabricgen_switch_problems": baseline.switch_problems,
             "fabricgen_peers_on_new_config": baseline.peers_on_new_config,
+            "fabricgen_peers_changing_later": baseline.peers_changing_later,
             "fabricgen_canaries": rollout.canaries,
             "fabricgen_rollout_order": rollout.rollout_order,
             "fabricgen_serial_steps": rollout.serial_steps,

@@ -44,11 +44,13 @@ INITIAL_CONFIGS = {
     "eos": (
         "hostname {name}\n! stand-in initial config\nusername admin privilege 15 role network-admin secret 0 factory\n"
         "username standin privilege 15 role network-admin secret 0 standin\n"
+        "tacacs-server host 192.168.20.9 key 7 Tq7-tacacs\nsnmp-server community Sn9-community ro\n"
         "management api http-commands\n   no shutdown\n"
     ),
     "nxos": (
         "hostname {name}\n! stand-in initial config\nfeature nxapi\nusername admin password 0 factory role network-admin\n"
         "username standin password 0 standin role network-admin\nboot nxos bootflash:/nxos64-cs.10.4.3.F.bin\ncopp profile strict\n"
+        "tacacs-server host 192.168.20.9 key 7 Tq7-tacacs\nsnmp-server community Sn9-community group network-operator\n"
     ),
 }
 INITIAL_CONFIG = INITIAL_CONFIGS["eos"]
@@ -71,6 +73,17 @@ class StandinClock:
         self.offset += seconds
         for listener in self.listeners:
             listener()
+
+
+class ConfirmGate:
+    """A test hook that holds a device at the point of confirm: the request that would confirm a
+    pending commit signals `reached` and waits for `release`, then the device drops it unanswered
+    (a controller gone at that instant never gets a reply). Deterministic: the test kills the
+    controller between the two events instead of guessing a moment with sleeps."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.release = threading.Event()
 
 
 class RoutingState(Protocol):
@@ -110,6 +123,7 @@ class StandinDevice:
 
     clock: StandinClock = field(default_factory=StandinClock)
     routing: RoutingState | None = None
+    confirm_gate: ConfirmGate | None = None  # set by a test: hold the next confirm (see ConfirmGate)
     applied: str = ""  # the running config the routing-state source last got
 
     def __post_init__(self) -> None:
@@ -137,6 +151,16 @@ class StandinDevice:
     def commit_pending(self, name: str, previous: str, seconds: float) -> None:
         self.pending = (name, previous)
         self.deadline = self.clock.now() + seconds
+
+    def confirms(self, body: dict[str, Any]) -> bool:
+        """Whether this request would confirm the pending commit (EOS `configure session X commit`
+        of the pending session, NX-OS `configure replace commit`)."""
+        if self.pending is None:
+            return False
+        if "ins_api" in body:
+            return "configure replace commit" in str(body["ins_api"].get("input", ""))
+        commands = [c["cmd"] if isinstance(c, dict) else str(c) for c in body.get("params", {}).get("cmds", [])]
+        return f"configure session {self.pending[0]} commit" in (c.strip() for c in commands)
 
     def users(self) -> dict[str, str]:
         """{user: cleartext secret} from the running config (`secret 0 X` / `password 0 X`)."""
@@ -287,9 +311,9 @@ class EosApi:
             device.startup = device.running
             device.record("save")
             return {"messages": ["Copy completed successfully."]}
-        if command == "show ip bgp summary":
-            peers = {a: {"peerState": st, "prefixReceived": n, "asn": asn} for a, (st, n, asn) in device.bgp_sessions().items()}
-            return {"vrfs": {"default": {"routerId": "10.0.0.1", "asn": "65000", "peers": peers}}}
+        if command == "show ip bgp summary":  # shape: tests/data/show/eos_show_ip_bgp_summary.json
+            peers = {a: _eos_peer(st, n, asn) for a, (st, n, asn) in device.bgp_sessions().items()}
+            return {"vrfs": {"default": {"vrf": "default", "routerId": "10.0.0.1", "asn": "65000", "peers": peers}}}
         if command == "show interfaces status":
             states = device.routing.interfaces(device) if device.routing else {n: "up" for n in device.fabric_interfaces}
             return {
@@ -297,9 +321,16 @@ class EosApi:
                     n: {"linkStatus": "connected" if st == "up" else "notconnect", "lineProtocolStatus": st} for n, st in states.items()
                 }
             }
-        if command == "show lldp neighbors":
+        if command == "show lldp neighbors":  # shape: tests/data/show/eos_show_lldp_neighbors.json
             seen = device.routing.lldp(device) if device.routing else []
-            return {"lldpNeighbors": [{"port": a, "neighborDevice": b, "neighborPort": c, "ttl": 120} for a, b, c in seen]}
+            return {
+                "tablesLastChangeTime": 0.0,
+                "tablesAgeOuts": 0,
+                "tablesInserts": len(seen),
+                "lldpNeighbors": [{"ttl": 120, "neighborDevice": b, "neighborPort": c, "port": a} for a, b, c in seen],
+                "tablesDeletes": 0,
+                "tablesDrops": 0,
+            }
         if command == "show priority-flow-control":
             return {"interfaceStatuses": {name: {"enabled": True} for name in device.roce_interfaces}}
         if command == "show interfaces counters errors":
@@ -383,21 +414,20 @@ class NxosApi:
                 raise CommandError(f"bootflash:{match.group(1)}: No such file or directory")
             device.record("delete", match.group(1))
             return ""
-        if command == "show lldp neighbors":
+        if command == "show lldp neighbors":  # shape: tests/data/show/nxos_show_lldp_neighbors.json
             seen = device.routing.lldp(device) if device.routing else []
-            return {"TABLE_nbor": {"ROW_nbor": [{"chassis_id": b, "l_port_id": a, "port_id": c} for a, b, c in seen]}}
+            rows = [_nxos_lldp_row(local, system, far) for local, system, far in seen]
+            return {"neigh_hdr": "neigh_hdr", "TABLE_nbor": {"ROW_nbor": _rows(rows)}, "neigh_count": str(len(rows))}
         if command == "show interface counters errors":
             return {"TABLE_interface": {"ROW_interface": [{"interface": n, "eth-fcs-err": 0} for n in device.fabric_interfaces]}}
         if command == "show queuing pfc-queue detail":
             return {"TABLE_pfcwd": {"ROW_pfcwd": [{"interface": n, "drop-count": 0} for n in device.roce_interfaces]}}
-        if command == "show ip bgp summary":
-            rows = [
-                {"neighborid": a, "state": st, "prefixreceived": n, "neighboras": asn} for a, (st, n, asn) in device.bgp_sessions().items()
-            ]
-            neighbor_rows: Any = rows[0] if len(rows) == 1 else rows
-            saf = {"ROW_saf": {"safi": "1", "TABLE_neighbor": {"ROW_neighbor": neighbor_rows}}}
+        if command == "show ip bgp summary":  # shape: tests/data/show/nxos_show_ip_bgp_summary.json
+            rows = [_nxos_bgp_row(a, st, n, asn) for a, (st, n, asn) in device.bgp_sessions().items()]
+            saf = {"ROW_saf": {"safi": "1", "af-name": "IPv4 Unicast", "TABLE_neighbor": {"ROW_neighbor": _rows(rows)}}}
             af = {"ROW_af": {"af-id": "1", "TABLE_saf": saf}}
-            return {"TABLE_vrf": {"ROW_vrf": {"vrf-name-out": "default", "TABLE_af": af}}}
+            vrf = {"vrf-name-out": "default", "vrf-router-id": "10.0.0.1", "vrf-local-as": "65000", "TABLE_af": af}
+            return {"TABLE_vrf": {"ROW_vrf": vrf}}
         if command == "show interface brief":
             states = device.routing.interfaces(device) if device.routing else {n: "up" for n in device.fabric_interfaces}
             return {"TABLE_interface": {"ROW_interface": [{"interface": n, "state": st} for n, st in states.items()]}}
@@ -409,6 +439,67 @@ class NxosApi:
         if name not in self.device.bootflash:
             raise CommandError(f"bootflash:{name}: No such file or directory")
         return self.device.bootflash[name]
+
+
+def _eos_peer(state: str, prefixes: int, asn: str) -> dict[str, Any]:
+    """One EOS `show ip bgp summary` peer, every field a real EOS shows (numbers as numbers)."""
+    return {
+        "version": 4,
+        "msgReceived": 0,
+        "msgSent": 0,
+        "inMsgQueue": 0,
+        "outMsgQueue": 0,
+        "asn": str(asn),
+        "prefixAccepted": prefixes,
+        "prefixReceived": prefixes,
+        "upDownTime": 0.0,
+        "underMaintenance": False,
+        "peerState": state,
+    }
+
+
+def _rows(rows: list[dict[str, Any]]) -> Any:
+    """NX-API prints a table of one row as that row, not as a list of one."""
+    return rows[0] if len(rows) == 1 else rows
+
+
+def _nxos_short(name: str) -> str:
+    """NX-OS's short interface name in LLDP's local port column: Ethernet1/1 -> Eth1/1."""
+    return re.sub(r"^Ethernet", "Eth", name)
+
+
+def _nxos_lldp_row(local: str, system: str, far: str) -> dict[str, Any]:
+    return {
+        "chassis_type": "Locally Assigned",
+        "chassis_id": system,
+        "l_port_id": _nxos_short(local),
+        "hold_time": "120",
+        "system_capability": "BR",
+        "enabled_capability": "BR",
+        "port_type": "Interface Name",
+        "port_id": far,
+        "mgmt_addr_type": "IPV4",
+        "mgmt_addr": "192.0.2.1",
+        "mgmt_addr_ipv6_type": "802",
+        "mgmt_addr_ipv6": "0200.0000.0001",
+    }
+
+
+def _nxos_bgp_row(address: str, state: str, prefixes: int, asn: str) -> dict[str, Any]:
+    """One NX-OS neighbor row: NX-API prints its counters as strings."""
+    return {
+        "neighborid": address,
+        "neighborversion": "4",
+        "msgrecvd": "0",
+        "msgsent": "0",
+        "neighbortableversion": "0",
+        "inq": "0",
+        "outq": "0",
+        "neighboras": str(asn),
+        "time": "00:00:01",
+        "state": state,
+        "prefixreceived": str(prefixes),
+    }
 
 
 def _handler(device: StandinDevice) -> type[BaseHTTPRequestHandler]:
@@ -436,6 +527,14 @@ def _handler(device: StandinDevice) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
+            gate = device.confirm_gate
+            if gate is not None and device.confirms(body):
+                device.record("confirm-held")
+                gate.reached.set()
+                gate.release.wait(timeout=600)
+                device.confirm_gate = None
+                self.close_connection = True
+                return  # no reply: the controller that sent it is gone
             with device.lock:
                 if self.path == "/command-api":
                     reply = self._eos(body)

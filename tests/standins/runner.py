@@ -32,6 +32,11 @@ class PlaybookRunner:
     env_extra: dict[str, str] = field(default_factory=dict)
     marker: str = field(default_factory=lambda: uuid.uuid4().hex)
 
+    @property
+    def backups(self) -> Path:
+        """The backup folder (FABRICGEN_BACKUP_DIR) of this run: <it>/<fabric>/running/ etc."""
+        return self.workdir / "backups"
+
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
         env.update(
@@ -46,6 +51,8 @@ class PlaybookRunner:
                 "ANSIBLE_DEPRECATION_WARNINGS": "0",
                 "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
                 MARKER_VAR: self.marker,
+                # backups hold full running configs: in the test's own folder, never under build/
+                "FABRICGEN_BACKUP_DIR": str(self.backups),
             }
         )
         env.update(self.env_extra)
@@ -62,18 +69,24 @@ class PlaybookRunner:
             self.command(playbook, *args), cwd=ROOT, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
         )
 
-    def start(self, playbook: str, *args: str) -> subprocess.Popen[str]:
+    def start(self, playbook: str, *args: str, output: Path | None = None) -> subprocess.Popen[str]:
         """ansible-playbook in its own session, so a test can take the controller away mid-change
-        (`os.killpg` on this process's id)."""
-        return subprocess.Popen(
-            self.command(playbook, *args),
-            cwd=ROOT,
-            env=self.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
+        (`os.killpg` on this process's id). `output`: a file for stdout and stderr (a pipe nobody
+        reads would stall the run once it fills)."""
+        sink = output.open("w") if output is not None else subprocess.PIPE
+        try:
+            return subprocess.Popen(
+                self.command(playbook, *args),
+                cwd=ROOT,
+                env=self.env(),
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        finally:
+            if output is not None:
+                sink.close()  # type: ignore[union-attr]
 
     def stop_leftovers(self) -> list[int]:
         """End our ControlMasters (`ssh -O exit`), then every process still carrying our marker."""
