@@ -87,7 +87,7 @@ def _device(platform: str) -> StandinDevice:
 
 
 def _rows(data: Any, table: str) -> list[dict[str, Any]]:
-    from fabricgen.postchecks import nxos_rows
+    from fabricgen.push.postchecks import nxos_rows
 
     return nxos_rows(data, table)
 
