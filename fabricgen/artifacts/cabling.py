@@ -62,37 +62,35 @@ def parts(cable: Cable) -> str:
     return f"{ends} + {cords} x {choice.cable_part}" if cords > 1 else f"{ends} + {choice.cable_part}"
 
 
-def csv_row(c: Cable) -> tuple[str, ...]:
-    return (
-        c.link.a.device,
-        "dcim.interface",
-        c.link.a.interface,
-        c.link.z.device,
-        "dcim.interface",
-        c.link.z.interface,
-        c.choice.netbox_type,
-        "planned",
-        cable_label(c),
-        metres(c.link.length_m),
-        "m",
-        f"{c.link.speed}G {c.choice.variant}: {parts(c)}",
-    )
-
-
 MD_COLUMNS = ("A device", "A port", "Z device", "Z port", "speed", "medium", "optics / cable", "length (m)")
 
 
-def md_row(c: Cable) -> tuple[str, ...]:
-    return (
-        c.link.a.device,
-        c.link.a.interface,
-        c.link.z.device,
-        c.link.z.interface,
-        f"{c.link.speed}G",
-        c.choice.variant,
-        parts(c),
-        metres(c.link.length_m),
-    )
+Row = tuple[str, ...]
+
+
+def rows_of(rows: list[Cable]) -> tuple[list[Row], list[Row]]:
+    """The CSV rows (NETBOX_COLUMNS, breakout cables left out) and the Markdown rows (MD_COLUMNS,
+    one per cable, in `rows` order). Each cable's facts are read once for both; the parts text
+    is the same for every cable of one Choice and cord count (links share their Choice), so it
+    is written once per kind of cable, not per cable."""
+    csv_rows: list[Row] = []
+    md_rows: list[Row] = []
+    parts_of: dict[tuple[int, int], str] = {}
+    for cable in rows:
+        link, choice = cable.link, cable.choice
+        key = (id(choice), len(cable.items.cables))
+        text = parts_of.get(key)
+        if text is None:
+            text = parts_of[key] = parts(cable)
+        a, z = link.a, link.z
+        length = metres(link.length_m)
+        speed = f"{link.speed}G"
+        md_rows.append((a.device, a.interface, z.device, z.interface, speed, choice.variant, text, length))
+        if not cable.breakout:
+            label = f"{a.device}:{a.interface}--{z.device}:{z.interface}"  # cable_label(cable)
+            description = f"{speed} {choice.variant}: {text}"
+            csv_rows.append((a.device, "dcim.interface", a.interface, z.device, "dcim.interface", z.interface, choice.netbox_type, "planned", label, length, "m", description))
+    return csv_rows, md_rows
 
 
 def cable_section(cable: Cable, devices: dict[str, Device], pod_of_server: dict[str, int]) -> str:
@@ -114,13 +112,14 @@ def _section_key(name: str) -> tuple[int, int]:
     return (0 if name.startswith("pod") else 1, int(name.removeprefix("pod").removeprefix("plane")))
 
 
-def sections(plan: Plan, rows: list[Cable]) -> dict[str, list[Cable]]:
-    """The rows by section, in section order; one section (`pod1`) for a fabric of one pod."""
+def sections(plan: Plan, rows: list[Cable], md_rows: list[Row]) -> dict[str, list[Row]]:
+    """The Markdown rows (one per cable of `rows`) by section, in section order; one section
+    (`pod1`) for a fabric of one pod."""
     devices = {d.name: d for d in plan.devices}
     pod_of_server = {s.name: s.pod for s in plan.servers}
-    grouped: dict[str, list[Cable]] = defaultdict(list)
-    for cable in rows:
-        grouped[cable_section(cable, devices, pod_of_server)].append(cable)
+    grouped: dict[str, list[Row]] = defaultdict(list)
+    for cable, row in zip(rows, md_rows, strict=True):
+        grouped[cable_section(cable, devices, pod_of_server)].append(row)
     return {name: grouped[name] for name in sorted(grouped, key=_section_key)}
 
 
@@ -134,14 +133,14 @@ _IMPORT = (
 )
 
 
-def _split_markdown(plan: Plan, grouped: dict[str, list[Cable]], total: int) -> dict[str, str]:
+def _split_markdown(plan: Plan, grouped: dict[str, list[Row]], total: int) -> dict[str, str]:
     files: dict[str, str] = {}
     index = []
     for section, rows in grouped.items():
         what = "servers to leaves and leaves to spines" if section.startswith("pod") else "spines to super-spines"
         files[f"cabling/{section}.md"] = (
             f"# Cabling plan: {plan.name}, {_title(section)}\n\n{len(rows)} cables ({what}), A end (lower tier) to Z end (upper tier).\n\n"
-            + md_table(MD_COLUMNS, (md_row(c) for c in rows))
+            + md_table(MD_COLUMNS, rows)
         )
         index.append((f"[{_title(section)}](cabling/{section}.md)", len(rows)))
     files["cabling.md"] = (
@@ -153,10 +152,11 @@ def _split_markdown(plan: Plan, grouped: dict[str, list[Cable]], total: int) -> 
 
 def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
     rows = sorted_cables(plan)
-    files = {"cabling.csv": csv_text(NETBOX_COLUMNS, (csv_row(c) for c in rows if not c.breakout))}
-    grouped = sections(plan, rows)
+    csv_rows, md_rows = rows_of(rows)
+    files = {"cabling.csv": csv_text(NETBOX_COLUMNS, csv_rows)}
+    grouped = sections(plan, rows, md_rows)
     if len(grouped) > 1:
         return files | _split_markdown(plan, grouped, len(rows))
     header = f"# Cabling plan: {plan.name}\n\n{len(rows)} links, A end (lower tier) to Z end (upper tier). {_IMPORT}\n\n"
-    files["cabling.md"] = header + md_table(MD_COLUMNS, (md_row(c) for c in rows))
+    files["cabling.md"] = header + md_table(MD_COLUMNS, md_rows)
     return files

@@ -38,7 +38,15 @@ class End:
     """What the media rule sees of this end (computed once: the rule runs per combination)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "facts", rules.End(self.form_factor, self.lane_rate, self.cage_speed, self.shared))
+        key = (self.form_factor, self.lane_rate, self.cage_speed, self.shared)
+        facts = _FACTS.get(key)
+        if facts is None:
+            facts = _FACTS[key] = rules.End(*key)
+        object.__setattr__(self, "facts", facts)
+
+
+_FACTS: dict[tuple[str, int, int, int], rules.End] = {}
+"""One rules.End per distinct hardware: a fabric has a handful, and an End is built per link end."""
 
 
 def _end_key(end: End) -> Key:
@@ -129,6 +137,14 @@ def _electrical_key(a: End, z: End) -> Key:
     return ("cable", *_end_key(a), *_end_key(z))
 
 
+_CORD_NUMBERS = tuple(str(i) for i in range(8))
+
+
+def _cord_numbers(cords: int) -> tuple[str, ...]:
+    """`("0", ..., str(cords - 1))`: the patch cords of one link, numbered."""
+    return _CORD_NUMBERS[:cords] if cords <= len(_CORD_NUMBERS) else tuple(map(str, range(cords)))
+
+
 def identities(choice: Choice, a: End, z: End) -> Identities:
     """The physical items of one cable, from its chosen media and its two ends.
 
@@ -139,10 +155,11 @@ def identities(choice: Choice, a: End, z: End) -> Identities:
     """
     if choice.kind != "fibre":
         return Identities((_electrical_key(a, z),), (), ())
-    link: Key = ("fibre", a.device, a.interface, z.device, z.interface)
     cords = min(choice.a_ports // a.shared, choice.z_ports // z.shared)
     if cords > 0:
-        return Identities(tuple((*link, str(i)) for i in range(cords)), _end_key(a), _end_key(z))
+        a_key = (a.device, a.interface) if a.shared == 1 else _end_key(a)
+        z_key = (z.device, z.interface) if z.shared == 1 else _end_key(z)
+        return Identities(tuple(("fibre", a.device, a.interface, z.device, z.interface, i) for i in _cord_numbers(cords)), a_key, z_key)
     shared, ports = (a, choice.a_ports) if a.shared > choice.a_ports else (z, choice.z_ports)
     per_port = shared.shared // max(ports, 1)
     splitter = ("splitter", shared.device, str(shared.port), str((shared.sub - 1) // per_port))
