@@ -12,7 +12,8 @@ can never disagree.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cache
 
 from fabricgen.core import media_rules as rules
 from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
@@ -34,19 +35,17 @@ class End:
     shared: int
     lane_rate: int = 0
     sub: int = 1
-    facts: rules.End = field(init=False, repr=False, compare=False)
-    """What the media rule sees of this end (computed once: the rule runs per combination)."""
 
-    def __post_init__(self) -> None:
-        key = (self.form_factor, self.lane_rate, self.cage_speed, self.shared)
-        facts = _FACTS.get(key)
-        if facts is None:
-            facts = _FACTS[key] = rules.End(*key)
-        object.__setattr__(self, "facts", facts)
+    @property
+    def facts(self) -> rules.End:
+        """What the media rule sees of this end: one instance per distinct hardware (the rule
+        runs per combination; the cabling reads only the ends' names and sharing)."""
+        return _facts(self.form_factor, self.lane_rate, self.cage_speed, self.shared)
 
 
-_FACTS: dict[tuple[str, int, int, int], rules.End] = {}
-"""One rules.End per distinct hardware: a fabric has a handful, and an End is built per link end."""
+@cache
+def _facts(form_factor: str, lane_rate: int, cage_speed: int, shared: int) -> rules.End:
+    return rules.End(form_factor, lane_rate, cage_speed, shared)
 
 
 def _end_key(end: End) -> Key:
@@ -191,11 +190,12 @@ class Ends:
 
     def switch(self, device: str, port: int, interface: str, speed: int) -> End:
         model, breakouts = self.switches[device]
-        shared = breakouts.get(port, 1)
-        module_speed = model.cage_speed if shared > 1 else speed
+        shared = breakouts.get(port, 1) if breakouts else 1
+        if shared == 1:  # most ports: no breakout, no shared cage
+            return End(device, port, interface, model.form_factor, speed, 1, speed // max(model.lanes, 1))
         rate = speed * shared // max(model.lanes, 1)  # rules.lane_rate, inlined: once per link end
-        sub = self.subs.get((device, interface), 1) if shared > 1 else 1
-        return End(device, port, interface, model.form_factor, module_speed, shared, rate, sub)
+        sub = self.subs.get((device, interface), 1)
+        return End(device, port, interface, model.form_factor, model.cage_speed, shared, rate, sub)
 
     def switch_facts(self, device: str, port: int, speed: int) -> rules.End:
         """What the rule sees of a switch end: `switch(...).facts` without building the End, once
@@ -284,9 +284,13 @@ def cables(plan: Plan) -> tuple[Cable, ...]:
 def _cables(plan: Plan) -> tuple[Cable, ...]:
     hosts = plan.infiniband.subnet_managers if plan.infiniband else ()
     ends = Ends(plan.devices, plan.models, plan.servers, plan.nics, hosts)
+    switch, server, switches = ends.switch, ends.server, ends.switches
     result: list[Cable] = []
-    for link in plan.links:
-        assert link.media is not None, link
-        a, z = ends.of(link)
-        result.append(Cable(link, a, z, link.media, identities(link.media, a, z)))
+    for link in plan.links:  # `ends.of(link)`, inlined: this loop runs once per cable
+        choice = link.media
+        assert choice is not None, link
+        near, far = link.a, link.z
+        z = switch(far.device, far.port, far.interface, link.speed)
+        a = switch(near.device, near.port, near.interface, link.speed) if near.device in switches else server(link, z)
+        result.append(Cable(link, a, z, choice, identities(choice, a, z)))
     return tuple(result)
