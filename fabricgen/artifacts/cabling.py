@@ -89,7 +89,22 @@ def rows_of(rows: list[Cable]) -> tuple[list[Row], list[Row]]:
         if not cable.breakout:
             label = f"{a.device}:{a.interface}--{z.device}:{z.interface}"  # cable_label(cable)
             description = f"{speed} {choice.variant}: {text}"
-            csv_rows.append((a.device, "dcim.interface", a.interface, z.device, "dcim.interface", z.interface, choice.netbox_type, "planned", label, length, "m", description))
+            csv_rows.append(
+                (
+                    a.device,
+                    "dcim.interface",
+                    a.interface,
+                    z.device,
+                    "dcim.interface",
+                    z.interface,
+                    choice.netbox_type,
+                    "planned",
+                    label,
+                    length,
+                    "m",
+                    description,
+                )
+            )
     return csv_rows, md_rows
 
 
