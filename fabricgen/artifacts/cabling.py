@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key, sorted_by_group
-from fabricgen.core.model import Device, Plan
+from fabricgen.core.model import Plan
 from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
 
@@ -108,14 +108,14 @@ def rows_of(rows: list[Cable]) -> tuple[list[Row], list[Row]]:
     return csv_rows, md_rows
 
 
-def cable_section(cable: Cable, devices: dict[str, Device], pod_of_server: dict[str, int]) -> str:
-    """`plane<j>` for a cable up to a super-spine, else `pod<p>` of its lower end (a server's
-    pod when the lower end is a server)."""
-    upper = devices.get(cable.link.z.device)
-    if upper is not None and upper.role == "superspine":
-        return f"plane{upper.plane}"
-    lower = devices.get(cable.link.a.device)
-    return f"pod{lower.pod if lower is not None else pod_of_server.get(cable.link.a.device, 1)}"
+def section_names(plan: Plan) -> tuple[dict[str, str], dict[str, str]]:
+    """A cable's section: `plane<j>` when its upper end is a super-spine (the first mapping, by
+    device), else `pod<p>` of its lower end (the second, by switch or server; `pod1` when
+    unknown). Named once per device, not once per cable."""
+    planes = {d.name: f"plane{d.plane}" for d in plan.devices if d.role == "superspine"}
+    pods = {s.name: f"pod{s.pod}" for s in plan.servers}
+    pods.update({d.name: f"pod{d.pod}" for d in plan.devices})  # a switch's pod first, as before a server's
+    return planes, pods
 
 
 def _section_key(name: str) -> tuple[int, int]:
@@ -130,11 +130,11 @@ def _section_key(name: str) -> tuple[int, int]:
 def sections(plan: Plan, rows: list[Cable], md_rows: list[Row]) -> dict[str, list[Row]]:
     """The Markdown rows (one per cable of `rows`) by section, in section order; one section
     (`pod1`) for a fabric of one pod."""
-    devices = {d.name: d for d in plan.devices}
-    pod_of_server = {s.name: s.pod for s in plan.servers}
+    planes, pods = section_names(plan)
     grouped: dict[str, list[Row]] = defaultdict(list)
     for cable, row in zip(rows, md_rows, strict=True):
-        grouped[cable_section(cable, devices, pod_of_server)].append(row)
+        link = cable.link
+        grouped[planes.get(link.z.device) or pods.get(link.a.device, "pod1")].append(row)
     return {name: grouped[name] for name in sorted(grouped, key=_section_key)}
 
 
