@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key, sorted_by_group
+from fabricgen.artifacts.common import csv_line, csv_text, md_line, md_table, metres, natural_key, sorted_by_group
 from fabricgen.core.model import Plan
 from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
@@ -65,16 +65,15 @@ def parts(cable: Cable) -> str:
 MD_COLUMNS = ("A device", "A port", "Z device", "Z port", "speed", "medium", "optics / cable", "length (m)")
 
 
-Row = tuple[str, ...]
-
-
-def rows_of(rows: list[Cable]) -> tuple[list[Row], list[Row]]:
-    """The CSV rows (NETBOX_COLUMNS, breakout cables left out) and the Markdown rows (MD_COLUMNS,
-    one per cable, in `rows` order). Each cable's facts are read once for both; the parts text
-    is the same for every cable of one Choice and cord count (links share their Choice), so it
-    is written once per kind of cable, not per cable."""
-    csv_rows: list[Row] = []
-    md_rows: list[Row] = []
+def rows_of(rows: list[Cable]) -> tuple[list[str], list[str]]:
+    """The CSV lines (NETBOX_COLUMNS, breakout cables left out) and the Markdown table lines
+    (MD_COLUMNS, one per cable, in `rows` order), line ends included. Each cable's facts are read
+    once for both and each line is one f-string (checked, as csv_text and md_table check a row,
+    for a character that needs quoting or escaping: then written by `csv_line` / `md_line`);
+    the parts text is the same for every cable of one Choice and cord count (links share their
+    Choice), so it is written once per kind of cable, not per cable."""
+    csv_lines: list[str] = []
+    md_lines: list[str] = []
     parts_of: dict[tuple[int, int], str] = {}
     for cable in rows:
         link, choice = cable.link, cable.choice
@@ -85,27 +84,26 @@ def rows_of(rows: list[Cable]) -> tuple[list[Row], list[Row]]:
         a, z = link.a, link.z
         length = metres(link.length_m)
         speed = f"{link.speed}G"
-        md_rows.append((a.device, a.interface, z.device, z.interface, speed, choice.variant, text, length))
+        md = f"| {a.device} | {a.interface} | {z.device} | {z.interface} | {speed} | {choice.variant} | {text} | {length} |\n"
+        if md.count("|") != len(MD_COLUMNS) + 1 or md.count("\n") != 1:
+            md = md_line((a.device, a.interface, z.device, z.interface, speed, choice.variant, text, length))
+        md_lines.append(md)
         if not cable.breakout:
-            label = f"{a.device}:{a.interface}--{z.device}:{z.interface}"  # cable_label(cable)
-            description = f"{speed} {choice.variant}: {text}"
-            csv_rows.append(
-                (
-                    a.device,
-                    "dcim.interface",
-                    a.interface,
-                    z.device,
-                    "dcim.interface",
-                    z.interface,
-                    choice.netbox_type,
-                    "planned",
-                    label,
-                    length,
-                    "m",
-                    description,
-                )
-            )
-    return csv_rows, md_rows
+            csv_lines.append(_csv_line(cable, text, speed, length))
+    return csv_lines, md_lines
+
+
+def _csv_line(cable: Cable, parts_text: str, speed: str, length: str) -> str:
+    """The `cabling.csv` line of one cable (NETBOX_COLUMNS)."""
+    link, variant = cable.link, cable.choice.variant
+    a, z = link.a, link.z
+    label = f"{a.device}:{a.interface}--{z.device}:{z.interface}"  # cable_label(cable)
+    description = f"{speed} {variant}: {parts_text}"
+    line = f"{a.device},dcim.interface,{a.interface},{z.device},dcim.interface,{z.interface},{cable.choice.netbox_type},planned,{label},{length},m,{description}"
+    if line.count(",") == len(NETBOX_COLUMNS) - 1 and '"' not in line and "\n" not in line and "\r" not in line:
+        return line + "\n"
+    row = (a.device, "dcim.interface", a.interface, z.device, "dcim.interface", z.interface)
+    return csv_line((*row, cable.choice.netbox_type, "planned", label, length, "m", description))
 
 
 def section_names(plan: Plan) -> tuple[dict[str, str], dict[str, str]]:
@@ -127,11 +125,11 @@ def _section_key(name: str) -> tuple[int, int]:
     return (0 if name.startswith("pod") else 1, int(name.removeprefix("pod").removeprefix("plane")))
 
 
-def sections(plan: Plan, rows: list[Cable], md_rows: list[Row]) -> dict[str, list[Row]]:
-    """The Markdown rows (one per cable of `rows`) by section, in section order; one section
+def sections(plan: Plan, rows: list[Cable], md_rows: list[str]) -> dict[str, list[str]]:
+    """The Markdown lines (one per cable of `rows`) by section, in section order; one section
     (`pod1`) for a fabric of one pod."""
     planes, pods = section_names(plan)
-    grouped: dict[str, list[Row]] = defaultdict(list)
+    grouped: dict[str, list[str]] = defaultdict(list)
     for cable, row in zip(rows, md_rows, strict=True):
         link = cable.link
         grouped[planes.get(link.z.device) or pods.get(link.a.device, "pod1")].append(row)
@@ -148,14 +146,15 @@ _IMPORT = (
 )
 
 
-def _split_markdown(plan: Plan, grouped: dict[str, list[Row]], total: int) -> dict[str, str]:
+def _split_markdown(plan: Plan, grouped: dict[str, list[str]], total: int) -> dict[str, str]:
     files: dict[str, str] = {}
     index = []
     for section, rows in grouped.items():
         what = "servers to leaves and leaves to spines" if section.startswith("pod") else "spines to super-spines"
         files[f"cabling/{section}.md"] = (
             f"# Cabling plan: {plan.name}, {_title(section)}\n\n{len(rows)} cables ({what}), A end (lower tier) to Z end (upper tier).\n\n"
-            + md_table(MD_COLUMNS, rows)
+            + md_table(MD_COLUMNS, ())
+            + "".join(rows)
         )
         index.append((f"[{_title(section)}](cabling/{section}.md)", len(rows)))
     files["cabling.md"] = (
@@ -167,11 +166,11 @@ def _split_markdown(plan: Plan, grouped: dict[str, list[Row]], total: int) -> di
 
 def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
     rows = sorted_cables(plan)
-    csv_rows, md_rows = rows_of(rows)
-    files = {"cabling.csv": csv_text(NETBOX_COLUMNS, csv_rows)}
-    grouped = sections(plan, rows, md_rows)
+    csv_lines, md_lines = rows_of(rows)
+    files = {"cabling.csv": csv_text(NETBOX_COLUMNS, ()) + "".join(csv_lines)}
+    grouped = sections(plan, rows, md_lines)
     if len(grouped) > 1:
         return files | _split_markdown(plan, grouped, len(rows))
     header = f"# Cabling plan: {plan.name}\n\n{len(rows)} links, A end (lower tier) to Z end (upper tier). {_IMPORT}\n\n"
-    files["cabling.md"] = header + md_table(MD_COLUMNS, md_rows)
+    files["cabling.md"] = header + md_table(MD_COLUMNS, ()) + "".join(md_lines)
     return files

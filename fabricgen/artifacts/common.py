@@ -67,6 +67,20 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
+def csv_line(row: Sequence[object]) -> str:
+    """One row as `csv_text` writes it, line end included.
+
+    >>> csv_line(("a", "b, c")), csv_line(("a", 1))
+    ('a,"b, c"\\n', 'a,1\\n')
+    """
+    line = _plain_line(row)
+    if line is None:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(row)
+        line = buffer.getvalue()
+    return line
+
+
 def _plain_line(row: Sequence[object]) -> str | None:
     """The CSV line of `row` when every cell is a string needing no quotes, else None."""
     try:
@@ -87,6 +101,12 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines.extend(_row(row) for row in rows)
     return "\n".join(lines) + "\n"
+
+
+def md_line(row: Sequence[object]) -> str:
+    """One row as `md_table` writes it, line end included: `md_table(h, rows)` is
+    `md_table(h, ()) + "".join(md_line(r) for r in rows)`."""
+    return _row(row) + "\n"
 
 
 def _row(row: Sequence[object]) -> str:
