@@ -15,10 +15,10 @@ One lab serves the module; the scenarios run in file order on it:
 4. the same one-leaf change, run to the end: only that leaf and its spines change, the others
    are not touched (no session, no checkpoint).
 
-The fabric is the deploy tests' small one (2 EOS spines, 2 NX-OS leaves, both platforms), not
-`inventories/pod-roce-400g`: that example has 8 uplinks per spine per leaf (256 BGP sessions,
-12 switches, 32 servers); on the shared 2-core CI machine its lab plus a 12-switch rollout with
-real post-check polling would take tens of minutes, and it has one platform only.
+The fabric is the deploy tests' small one (2 EOS spines, 2 NX-OS leaves, both platforms): the
+scenarios need both platforms and several runs on one lab. The shipped example
+`inventories/pod-roce-400g` (one platform, 256 BGP sessions) gets its own day-0 push in
+tests/test_playbooks_lab_example.py.
 """
 
 from __future__ import annotations
