@@ -120,19 +120,19 @@ _READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0
 def _same(path: str, content: str) -> bool | None:
     """Whether the regular file at `path` holds `content` (UTF-8); None when there is none.
 
-    The size from `lstat` decides first (for ASCII text the length in characters is the length
-    in bytes), so a changed file is usually not opened; an unchanged one is read once, in chunks.
+    The size from `lstat` decides first, so a changed file is usually not opened; an unchanged
+    one is read once (a large ASCII one in chunks: its length in characters is its size).
     A symlink is never followed: it is not what fabricgen wrote."""
     try:
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode):
             return False
-        ascii_text = content.isascii()
-        encoded = b"" if ascii_text else content.encode("utf-8")
-        if info.st_size != (len(content) if ascii_text else len(encoded)):
+        whole = len(content) <= _CHUNK or not content.isascii()
+        encoded = content.encode("utf-8") if whole else b""
+        if info.st_size != (len(encoded) if whole else len(content)):
             return False
-        with os.fdopen(os.open(path, _READ), "rb") as handle:
-            if not ascii_text:
+        with os.fdopen(os.open(path, _READ), "rb", buffering=0) as handle:
+            if whole:
                 return handle.read() == encoded
             return all(
                 handle.read(_CHUNK) == content[start : start + _CHUNK].encode("ascii") for start in range(0, len(content), _CHUNK)
