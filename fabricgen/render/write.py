@@ -134,9 +134,7 @@ def _same(path: str, content: str) -> bool | None:
         with os.fdopen(os.open(path, _READ), "rb", buffering=0) as handle:
             if whole:
                 return handle.read() == encoded
-            return all(
-                handle.read(_CHUNK) == content[start : start + _CHUNK].encode("ascii") for start in range(0, len(content), _CHUNK)
-            )
+            return all(handle.read(_CHUNK) == content[start : start + _CHUNK].encode("ascii") for start in range(0, len(content), _CHUNK))
     except OSError:
         return None
 
@@ -320,7 +318,7 @@ def _apply(out: Path, stage: Path, written: list[str] | None = None) -> None:
 def _staged(root: str) -> list[str]:
     """The files under `root` (relative, "/"-separated, sorted): what an interrupted apply
     still has to move. Files already moved are gone from the stage, so a rerun skips them."""
-    found = []
+    found: list[str] = []
     for folder, _folders, names in os.walk(root):
         relative = os.path.relpath(folder, root).replace(os.sep, "/")
         found.extend(name if relative == "." else f"{relative}/{name}" for name in names)
