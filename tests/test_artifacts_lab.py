@@ -16,10 +16,11 @@ import yaml
 from click.testing import CliRunner
 from jsonschema import Draft7Validator, ValidationError, validators
 
-from fabricgen.artifacts.lab import lab, topology
+from fabricgen.artifacts.lab import _topology_text, lab, topology
 from fabricgen.cli import main
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render.producers import RenderContext
+from fabricgen.render.yamlemit import yaml_text
 from tests.conftest import EXAMPLES, ROOT, example_plan
 
 SCHEMA = ROOT / "tests" / "data" / "containerlab.schema.json"
@@ -105,3 +106,22 @@ def test_breakouts_a_kind_cannot_emulate_are_left_out_and_counted(tmp_path: Path
     (text,) = lab(plan, RenderContext()).values()
     assert "# 8 switch-to-switch link(s) left out" in text
     assert _errors(yaml.safe_load(text)) == []
+
+
+@pytest.mark.parametrize("name", ["pod-roce-400g", "pod-mixed"])
+def test_topology_written_directly_equals_the_general_writer(name: str) -> None:
+    """lab() writes the topology's fixed shape without yaml_text; the general writer must give the same bytes."""
+    plan = example_plan(name)
+    document, _ = topology(plan)
+    (text,) = lab(plan, RenderContext()).values()
+    body = text[text.index("name: ") :]
+    assert body == yaml_text(document, width=200, sort_keys=False)
+
+
+def test_topology_with_a_name_the_direct_writer_cannot_take_falls_back() -> None:
+    """A space in a name needs the general writer: the text is then yaml_text's, and it loads back."""
+    document, _ = topology(example_plan("pod-roce-400g"))
+    document["name"] = "lab with spaces"
+    assert _topology_text(document) is None
+    document["name"] = "lab-without-spaces"
+    assert _topology_text(document) == yaml_text(document, width=200, sort_keys=False)

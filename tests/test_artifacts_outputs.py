@@ -13,6 +13,7 @@ import pytest
 
 from fabricgen.artifacts import bom, cabling, fabric_readme, hosts
 from fabricgen.artifacts.cabling import NETBOX_COLUMNS
+from fabricgen.artifacts.common import csv_text
 from fabricgen.artifacts.readme import DETAIL_LIMIT, mermaid
 from fabricgen.core.diagnostics import FabricError
 from fabricgen.core.model import Plan
@@ -337,3 +338,28 @@ def test_validate_reports_an_overlong_cable_once_with_its_line(tmp_path: Path) -
     assert len(errors) == 1, result.output
     assert f"{path}:{line}:" in errors[0]
     assert "cabling.length.leaf-spine" in errors[0]
+
+
+def test_csv_text_equals_the_csv_module_for_rows_needing_quotes_and_not() -> None:
+    """csv_text joins plain rows itself; every other row must still come out as the csv module writes it."""
+    header = ("a", "b", "c")
+    rows = [
+        ("plain", "Ethernet1/1", "800G 2xDR4: OSFP + 2 x SMF"),
+        ("comma, inside", "x", "y"),
+        ('a "quote"', "x", "y"),
+        ("line\nbreak", "x", "y"),
+        ("carriage\rreturn", "x", "y"),
+        ("", "", ""),
+        ("count", 3, 2.5),
+        ("none", None, "z"),
+        ("plain", "again", "last"),
+    ]
+    expected = io.StringIO()
+    writer = csv.writer(expected, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    assert csv_text(header, rows) == expected.getvalue()
+    single = [("",), ("x",)]
+    expected = io.StringIO()
+    csv.writer(expected, lineterminator="\n").writerows([("h",), *single])
+    assert csv_text(("h",), single) == expected.getvalue()

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from fabricgen.artifacts.common import csv_text, md_table, metres, natural_key, sorted_by_group
-from fabricgen.core.model import Device, Plan
+from fabricgen.artifacts.common import csv_line, csv_text, md_line, md_table, metres, natural_key, sorted_by_group
+from fabricgen.core.model import Plan
 from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
 
@@ -62,47 +62,58 @@ def parts(cable: Cable) -> str:
     return f"{ends} + {cords} x {choice.cable_part}" if cords > 1 else f"{ends} + {choice.cable_part}"
 
 
-def csv_row(c: Cable) -> tuple[str, ...]:
-    return (
-        c.link.a.device,
-        "dcim.interface",
-        c.link.a.interface,
-        c.link.z.device,
-        "dcim.interface",
-        c.link.z.interface,
-        c.choice.netbox_type,
-        "planned",
-        cable_label(c),
-        metres(c.link.length_m),
-        "m",
-        f"{c.link.speed}G {c.choice.variant}: {parts(c)}",
-    )
-
-
 MD_COLUMNS = ("A device", "A port", "Z device", "Z port", "speed", "medium", "optics / cable", "length (m)")
 
 
-def md_row(c: Cable) -> tuple[str, ...]:
-    return (
-        c.link.a.device,
-        c.link.a.interface,
-        c.link.z.device,
-        c.link.z.interface,
-        f"{c.link.speed}G",
-        c.choice.variant,
-        parts(c),
-        metres(c.link.length_m),
-    )
+def rows_of(rows: list[Cable]) -> tuple[list[str], list[str]]:
+    """The CSV lines (NETBOX_COLUMNS, breakout cables left out) and the Markdown table lines
+    (MD_COLUMNS, one per cable, in `rows` order), line ends included. Each cable's facts are read
+    once for both and each line is one f-string (checked, as csv_text and md_table check a row,
+    for a character that needs quoting or escaping: then written by `csv_line` / `md_line`);
+    the parts text is the same for every cable of one Choice and cord count (links share their
+    Choice), so it is written once per kind of cable, not per cable."""
+    csv_lines: list[str] = []
+    md_lines: list[str] = []
+    parts_of: dict[tuple[int, int], str] = {}
+    for cable in rows:
+        link, choice = cable.link, cable.choice
+        key = (id(choice), len(cable.items.cables))
+        text = parts_of.get(key)
+        if text is None:
+            text = parts_of[key] = parts(cable)
+        a, z = link.a, link.z
+        length = metres(link.length_m)
+        speed = f"{link.speed}G"
+        md = f"| {a.device} | {a.interface} | {z.device} | {z.interface} | {speed} | {choice.variant} | {text} | {length} |\n"
+        if md.count("|") != len(MD_COLUMNS) + 1 or md.count("\n") != 1:
+            md = md_line((a.device, a.interface, z.device, z.interface, speed, choice.variant, text, length))
+        md_lines.append(md)
+        if not cable.breakout:
+            csv_lines.append(_csv_line(cable, text, speed, length))
+    return csv_lines, md_lines
 
 
-def cable_section(cable: Cable, devices: dict[str, Device], pod_of_server: dict[str, int]) -> str:
-    """`plane<j>` for a cable up to a super-spine, else `pod<p>` of its lower end (a server's
-    pod when the lower end is a server)."""
-    upper = devices.get(cable.link.z.device)
-    if upper is not None and upper.role == "superspine":
-        return f"plane{upper.plane}"
-    lower = devices.get(cable.link.a.device)
-    return f"pod{lower.pod if lower is not None else pod_of_server.get(cable.link.a.device, 1)}"
+def _csv_line(cable: Cable, parts_text: str, speed: str, length: str) -> str:
+    """The `cabling.csv` line of one cable (NETBOX_COLUMNS)."""
+    link, variant = cable.link, cable.choice.variant
+    a, z = link.a, link.z
+    label = f"{a.device}:{a.interface}--{z.device}:{z.interface}"  # cable_label(cable)
+    description = f"{speed} {variant}: {parts_text}"
+    line = f"{a.device},dcim.interface,{a.interface},{z.device},dcim.interface,{z.interface},{cable.choice.netbox_type},planned,{label},{length},m,{description}"
+    if line.count(",") == len(NETBOX_COLUMNS) - 1 and '"' not in line and "\n" not in line and "\r" not in line:
+        return line + "\n"
+    row = (a.device, "dcim.interface", a.interface, z.device, "dcim.interface", z.interface)
+    return csv_line((*row, cable.choice.netbox_type, "planned", label, length, "m", description))
+
+
+def section_names(plan: Plan) -> tuple[dict[str, str], dict[str, str]]:
+    """A cable's section: `plane<j>` when its upper end is a super-spine (the first mapping, by
+    device), else `pod<p>` of its lower end (the second, by switch or server; `pod1` when
+    unknown). Named once per device, not once per cable."""
+    planes = {d.name: f"plane{d.plane}" for d in plan.devices if d.role == "superspine"}
+    pods = {s.name: f"pod{s.pod}" for s in plan.servers}
+    pods.update({d.name: f"pod{d.pod}" for d in plan.devices})  # a switch's pod first, as before a server's
+    return planes, pods
 
 
 def _section_key(name: str) -> tuple[int, int]:
@@ -114,13 +125,14 @@ def _section_key(name: str) -> tuple[int, int]:
     return (0 if name.startswith("pod") else 1, int(name.removeprefix("pod").removeprefix("plane")))
 
 
-def sections(plan: Plan, rows: list[Cable]) -> dict[str, list[Cable]]:
-    """The rows by section, in section order; one section (`pod1`) for a fabric of one pod."""
-    devices = {d.name: d for d in plan.devices}
-    pod_of_server = {s.name: s.pod for s in plan.servers}
-    grouped: dict[str, list[Cable]] = defaultdict(list)
-    for cable in rows:
-        grouped[cable_section(cable, devices, pod_of_server)].append(cable)
+def sections(plan: Plan, rows: list[Cable], md_rows: list[str]) -> dict[str, list[str]]:
+    """The Markdown lines (one per cable of `rows`) by section, in section order; one section
+    (`pod1`) for a fabric of one pod."""
+    planes, pods = section_names(plan)
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for cable, row in zip(rows, md_rows, strict=True):
+        link = cable.link
+        grouped[planes.get(link.z.device) or pods.get(link.a.device, "pod1")].append(row)
     return {name: grouped[name] for name in sorted(grouped, key=_section_key)}
 
 
@@ -134,14 +146,15 @@ _IMPORT = (
 )
 
 
-def _split_markdown(plan: Plan, grouped: dict[str, list[Cable]], total: int) -> dict[str, str]:
+def _split_markdown(plan: Plan, grouped: dict[str, list[str]], total: int) -> dict[str, str]:
     files: dict[str, str] = {}
     index = []
     for section, rows in grouped.items():
         what = "servers to leaves and leaves to spines" if section.startswith("pod") else "spines to super-spines"
         files[f"cabling/{section}.md"] = (
             f"# Cabling plan: {plan.name}, {_title(section)}\n\n{len(rows)} cables ({what}), A end (lower tier) to Z end (upper tier).\n\n"
-            + md_table(MD_COLUMNS, (md_row(c) for c in rows))
+            + md_table(MD_COLUMNS, ())
+            + "".join(rows)
         )
         index.append((f"[{_title(section)}](cabling/{section}.md)", len(rows)))
     files["cabling.md"] = (
@@ -153,10 +166,11 @@ def _split_markdown(plan: Plan, grouped: dict[str, list[Cable]], total: int) -> 
 
 def cabling(plan: Plan, context: RenderContext) -> dict[str, str]:
     rows = sorted_cables(plan)
-    files = {"cabling.csv": csv_text(NETBOX_COLUMNS, (csv_row(c) for c in rows if not c.breakout))}
-    grouped = sections(plan, rows)
+    csv_lines, md_lines = rows_of(rows)
+    files = {"cabling.csv": csv_text(NETBOX_COLUMNS, ()) + "".join(csv_lines)}
+    grouped = sections(plan, rows, md_lines)
     if len(grouped) > 1:
         return files | _split_markdown(plan, grouped, len(rows))
     header = f"# Cabling plan: {plan.name}\n\n{len(rows)} links, A end (lower tier) to Z end (upper tier). {_IMPORT}\n\n"
-    files["cabling.md"] = header + md_table(MD_COLUMNS, (md_row(c) for c in rows))
+    files["cabling.md"] = header + md_table(MD_COLUMNS, ()) + "".join(md_lines)
     return files

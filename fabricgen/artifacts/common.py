@@ -43,12 +43,53 @@ def sorted_by_group(items: Iterable[T], group: Callable[[T], Any], within: Calla
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """CSV with `\\n` line ends (byte-identical on every OS)."""
+    """CSV with `\\n` line ends (byte-identical on every OS).
+
+    A row of plain strings that need no quoting (the cabling CSV: a row per cable) is joined
+    directly, a quarter of the csv writer's time; any other row goes through the writer.
+
+    >>> csv_text(("a", "b"), [("x", "y, z"), ("1", 2), ("", "")])
+    'a,b\\nx,"y, z"\\n1,2\\n,\\n'
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    lines: list[str] = []
+    for row in rows:
+        line = _plain_line(row)
+        if line is None:
+            buffer.write("".join(lines))
+            lines.clear()
+            writer.writerow(row)
+        else:
+            lines.append(line)
+    buffer.write("".join(lines))
     return buffer.getvalue()
+
+
+def csv_line(row: Sequence[object]) -> str:
+    """One row as `csv_text` writes it, line end included.
+
+    >>> csv_line(("a", "b, c")), csv_line(("a", 1))
+    ('a,"b, c"\\n', 'a,1\\n')
+    """
+    line = _plain_line(row)
+    if line is None:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(row)
+        line = buffer.getvalue()
+    return line
+
+
+def _plain_line(row: Sequence[object]) -> str | None:
+    """The CSV line of `row` when every cell is a string needing no quotes, else None."""
+    try:
+        line = ",".join(row)  # type: ignore[arg-type]  # a non-string cell raises: the writer takes the row
+    except TypeError:
+        return None
+    if len(row) < 2 or line.count(",") != len(row) - 1 or '"' in line or "\n" in line or "\r" in line:
+        return None
+    return line + "\n"
 
 
 def _cell(value: object) -> str:
@@ -60,6 +101,12 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines.extend(_row(row) for row in rows)
     return "\n".join(lines) + "\n"
+
+
+def md_line(row: Sequence[object]) -> str:
+    """One row as `md_table` writes it, line end included: `md_table(h, rows)` is
+    `md_table(h, ()) + "".join(md_line(r) for r in rows)`."""
+    return _row(row) + "\n"
 
 
 def _row(row: Sequence[object]) -> str:

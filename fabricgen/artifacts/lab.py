@@ -15,7 +15,7 @@ from typing import Any
 from fabricgen.core.catalog import catalog_section
 from fabricgen.core.model import Device, Interface, Model, Plan
 from fabricgen.render.context import RenderContext
-from fabricgen.render.yamlemit import yaml_text
+from fabricgen.render.yamlemit import block_scalar, yaml_text
 
 
 @cache
@@ -38,15 +38,7 @@ def topology(plan: Plan) -> tuple[dict[str, Any], int]:
     models = {m.name: m for m in plan.models}
     switches = [d for d in plan.devices if d.platform in kinds]
     switch_names = {d.name for d in switches}
-    names: dict[tuple[str, str], str] = {}
-    for device in switches:
-        kind = kinds[device.platform]
-        per_cage = {b.port: b.count for b in device.breakouts}
-        for interface in device.interfaces:
-            count = per_cage.get(interface.port, 1)
-            pattern = kind["interface"] if count == 1 else kind.get("breakout_interface")
-            if interface.port and pattern:
-                names[(device.name, interface.name)] = lab_interface(pattern, interface, models[device.model], count)
+    names = _interface_names(switches, kinds, models)
     used_kinds = sorted({kinds[d.platform]["kind"] for d in switches})
     images = {kinds[p]["kind"]: kinds[p]["image"] for p in sorted({d.platform for d in switches})}
     links = []
@@ -71,6 +63,28 @@ def topology(plan: Plan) -> tuple[dict[str, Any], int]:
     return document, left_out
 
 
+def _interface_names(switches: list[Device], kinds: dict[str, dict[str, str]], models: dict[str, Model]) -> dict[tuple[str, str], str]:
+    """(switch, interface) -> container interface name, for every front-panel port the node kind
+    can emulate. Names repeat from switch to switch (port 1 of every leaf): each distinct
+    (pattern, port, sub, lanes, links per cage) is formatted once."""
+    names: dict[tuple[str, str], str] = {}
+    known: dict[tuple[str, int, int, int, int], str] = {}
+    for device in switches:
+        kind = kinds[device.platform]
+        model = models[device.model]
+        per_cage = {b.port: b.count for b in device.breakouts}
+        for interface in device.interfaces:
+            count = per_cage.get(interface.port, 1)
+            pattern = kind["interface"] if count == 1 else kind.get("breakout_interface")
+            if interface.port and pattern:
+                key = (pattern, interface.port, interface.sub, model.lanes, count)
+                name = known.get(key)
+                if name is None:
+                    name = known[key] = lab_interface(pattern, interface, model, count)
+                names[(device.name, interface.name)] = name
+    return names
+
+
 def _node(device: Device, kind: str) -> dict[str, str]:
     return {"kind": kind, "startup-config": f"../configs/{device.name}.cfg"}
 
@@ -86,5 +100,51 @@ def lab(plan: Plan, context: RenderContext) -> dict[str, str]:
     document, left_out = topology(plan)
     if left_out:
         header += f"# {left_out} switch-to-switch link(s) left out: breakout ports the node kind does not emulate.\n"
-    body = yaml_text(document, width=200, sort_keys=False)
+    body = _topology_text(document) or yaml_text(document, width=200, sort_keys=False)
     return {f"lab/{plan.name}.clab.yml": header + body}
+
+
+_LONGEST_KEY = 128
+"""yaml_text writes a longer key as a complex key (`? key`): left to it."""
+
+
+def _topology_text(document: dict[str, Any]) -> str | None:
+    """`yaml_text(document, width=200, sort_keys=False)` for the fixed shape `topology` builds,
+    one f-string per node and per link (a 5,000-switch lab has 100,000 links). None when a
+    string needs the general writer (a space or a line break; no plan name has one) or a part
+    is empty; a test pins equality with `yaml_text`."""
+    topology_ = document["topology"]
+    kinds, nodes, links = topology_["kinds"], topology_["nodes"], topology_.get("links")
+    if not kinds or not nodes:
+        return None
+    try:
+        out = [f"name: {_text(document['name'])}\ntopology:\n  kinds:\n"]
+        out.extend(f"    {_key(kind)}:\n      image: {_text(value['image'])}\n" for kind, value in kinds.items())
+        out.append("  nodes:\n")
+        out.extend(
+            f"    {_key(name)}:\n      kind: {_text(node['kind'])}\n      startup-config: {_text(node['startup-config'])}\n"
+            for name, node in nodes.items()
+        )
+        if links:
+            out.append("  links:\n")
+            out.extend(f"  - endpoints:\n    - {_text(a)}\n    - {_text(z)}\n" for a, z in (link["endpoints"] for link in links))
+    except _NeedsGeneralWriter:
+        return None
+    return "".join(out)
+
+
+class _NeedsGeneralWriter(Exception):
+    """A string that block_scalar cannot write on its own."""
+
+
+def _text(value: str) -> str:
+    written = block_scalar(value)
+    if written is None:
+        raise _NeedsGeneralWriter(value)
+    return written
+
+
+def _key(value: str) -> str:
+    if len(value) > _LONGEST_KEY:
+        raise _NeedsGeneralWriter(value)
+    return _text(value)

@@ -109,13 +109,14 @@ def _roce(plan: Plan) -> str:
 def _headroom(plan: Plan) -> str:
     """PFC headroom per kind of port: one row per distinct (cable kind, speed, length, MTU,
     headroom), with how many switch ports need it, so a 5,000-switch fabric stays a short table."""
-    kind_of = {(e.device, e.interface): (link.kind, link.speed, link.length_m, link.mtu) for link in plan.links for e in (link.a, link.z)}
+    headroom = {(d.name, i.name): i.pfc_headroom_bytes for d in plan.devices for i in d.interfaces if i.pfc_headroom_bytes}
     rows: Counter[tuple[str, int, float, int, int]] = Counter()
-    for device in plan.devices:
-        for interface in device.interfaces:
-            if interface.pfc_headroom_bytes and (device.name, interface.name) in kind_of:
-                kind, speed, length, mtu = kind_of[(device.name, interface.name)]
-                rows[(kind, speed, length, mtu, interface.pfc_headroom_bytes)] += 1
+    if headroom:
+        for link in plan.links:
+            for end in (link.a, link.z):
+                bytes_ = headroom.get((end.device, end.interface))
+                if bytes_:
+                    rows[(link.kind, link.speed, link.length_m, link.mtu, bytes_)] += 1
     if not rows:
         return ""
     table = md_table(

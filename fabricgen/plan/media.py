@@ -12,7 +12,8 @@ can never disagree.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cache
 
 from fabricgen.core import media_rules as rules
 from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
@@ -34,11 +35,17 @@ class End:
     shared: int
     lane_rate: int = 0
     sub: int = 1
-    facts: rules.End = field(init=False, repr=False, compare=False)
-    """What the media rule sees of this end (computed once: the rule runs per combination)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "facts", rules.End(self.form_factor, self.lane_rate, self.cage_speed, self.shared))
+    @property
+    def facts(self) -> rules.End:
+        """What the media rule sees of this end: one instance per distinct hardware (the rule
+        runs per combination; the cabling reads only the ends' names and sharing)."""
+        return _facts(self.form_factor, self.lane_rate, self.cage_speed, self.shared)
+
+
+@cache
+def _facts(form_factor: str, lane_rate: int, cage_speed: int, shared: int) -> rules.End:
+    return rules.End(form_factor, lane_rate, cage_speed, shared)
 
 
 def _end_key(end: End) -> Key:
@@ -129,6 +136,14 @@ def _electrical_key(a: End, z: End) -> Key:
     return ("cable", *_end_key(a), *_end_key(z))
 
 
+_CORD_NUMBERS = tuple(str(i) for i in range(8))
+
+
+def _cord_numbers(cords: int) -> tuple[str, ...]:
+    """`("0", ..., str(cords - 1))`: the patch cords of one link, numbered."""
+    return _CORD_NUMBERS[:cords] if cords <= len(_CORD_NUMBERS) else tuple(map(str, range(cords)))
+
+
 def identities(choice: Choice, a: End, z: End) -> Identities:
     """The physical items of one cable, from its chosen media and its two ends.
 
@@ -139,10 +154,11 @@ def identities(choice: Choice, a: End, z: End) -> Identities:
     """
     if choice.kind != "fibre":
         return Identities((_electrical_key(a, z),), (), ())
-    link: Key = ("fibre", a.device, a.interface, z.device, z.interface)
     cords = min(choice.a_ports // a.shared, choice.z_ports // z.shared)
     if cords > 0:
-        return Identities(tuple((*link, str(i)) for i in range(cords)), _end_key(a), _end_key(z))
+        a_key = (a.device, a.interface) if a.shared == 1 else _end_key(a)
+        z_key = (z.device, z.interface) if z.shared == 1 else _end_key(z)
+        return Identities(tuple(("fibre", a.device, a.interface, z.device, z.interface, i) for i in _cord_numbers(cords)), a_key, z_key)
     shared, ports = (a, choice.a_ports) if a.shared > choice.a_ports else (z, choice.z_ports)
     per_port = shared.shared // max(ports, 1)
     splitter = ("splitter", shared.device, str(shared.port), str((shared.sub - 1) // per_port))
@@ -174,11 +190,12 @@ class Ends:
 
     def switch(self, device: str, port: int, interface: str, speed: int) -> End:
         model, breakouts = self.switches[device]
-        shared = breakouts.get(port, 1)
-        module_speed = model.cage_speed if shared > 1 else speed
+        shared = breakouts.get(port, 1) if breakouts else 1
+        if shared == 1:  # most ports: no breakout, no shared cage
+            return End(device, port, interface, model.form_factor, speed, 1, speed // max(model.lanes, 1))
         rate = speed * shared // max(model.lanes, 1)  # rules.lane_rate, inlined: once per link end
-        sub = self.subs.get((device, interface), 1) if shared > 1 else 1
-        return End(device, port, interface, model.form_factor, module_speed, shared, rate, sub)
+        sub = self.subs.get((device, interface), 1)
+        return End(device, port, interface, model.form_factor, model.cage_speed, shared, rate, sub)
 
     def switch_facts(self, device: str, port: int, speed: int) -> rules.End:
         """What the rule sees of a switch end: `switch(...).facts` without building the End, once
@@ -267,9 +284,13 @@ def cables(plan: Plan) -> tuple[Cable, ...]:
 def _cables(plan: Plan) -> tuple[Cable, ...]:
     hosts = plan.infiniband.subnet_managers if plan.infiniband else ()
     ends = Ends(plan.devices, plan.models, plan.servers, plan.nics, hosts)
+    switch, server, switches = ends.switch, ends.server, ends.switches
     result: list[Cable] = []
-    for link in plan.links:
-        assert link.media is not None, link
-        a, z = ends.of(link)
-        result.append(Cable(link, a, z, link.media, identities(link.media, a, z)))
+    for link in plan.links:  # `ends.of(link)`, inlined: this loop runs once per cable
+        choice = link.media
+        assert choice is not None, link
+        near, far = link.a, link.z
+        z = switch(far.device, far.port, far.interface, link.speed)
+        a = switch(near.device, near.port, near.interface, link.speed) if near.device in switches else server(link, z)
+        result.append(Cable(link, a, z, choice, identities(choice, a, z)))
     return tuple(result)
