@@ -113,25 +113,28 @@ _CHUNK = 1 << 24
 fragment at 5,000 switches) is never held a second time whole as bytes."""
 
 
-def _same(path: Path, content: str) -> bool | None:
+_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+"""Never through a symlink, and never waiting on a FIFO someone put where a file was."""
+
+
+def _same(path: str, content: str) -> bool | None:
     """Whether the regular file at `path` holds `content` (UTF-8); None when there is none.
 
-    The size is checked first (for ASCII text the length in characters is the length in bytes),
-    then the text in chunks, so an unchanged file is read once and a changed one usually not at all.
+    The size from `lstat` decides first, so a changed file is usually not opened; an unchanged
+    one is read once (a large ASCII one in chunks: its length in characters is its size).
     A symlink is never followed: it is not what fabricgen wrote."""
     try:
-        if not stat.S_ISREG(path.lstat().st_mode):
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
             return False
-        with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if content.isascii():
-                if size != len(content):
-                    return False
-                return all(
-                    handle.read(_CHUNK) == content[start : start + _CHUNK].encode("ascii") for start in range(0, len(content), _CHUNK)
-                )
-            encoded = content.encode("utf-8")
-            return size == len(encoded) and handle.read() == encoded
+        whole = len(content) <= _CHUNK or not content.isascii()
+        encoded = content.encode("utf-8") if whole else b""
+        if info.st_size != (len(encoded) if whole else len(content)):
+            return False
+        with os.fdopen(os.open(path, _READ), "rb", buffering=0) as handle:
+            if whole:
+                return handle.read() == encoded
+            return all(handle.read(_CHUNK) == content[start : start + _CHUNK].encode("ascii") for start in range(0, len(content), _CHUNK))
     except OSError:
         return None
 
@@ -139,8 +142,9 @@ def _same(path: Path, content: str) -> bool | None:
 def _compare(out: Path, files: dict[str, str]) -> WriteSummary:
     summary = WriteSummary()
     exists = out.is_dir()
+    base = f"{os.fspath(out)}/"
     for rel, content in sorted(files.items()):
-        same = _same(out / rel, content) if exists else None
+        same = _same(base + rel, content) if exists else None
         if same is None:
             summary.added.append(rel)
         else:
@@ -166,21 +170,30 @@ def _write_tree(out: Path, files: dict[str, str], keep_unlisted_owned: bool) -> 
     _claim(out)
     recover(out)
     owned_before = _read_manifest(out)
-    summary = _compare(out, files)
+    if not owned_before and _is_empty(out):
+        summary = WriteSummary(added=sorted(files))  # nothing to compare with, nothing foreign in the way
+    else:
+        summary = _compare(out, files)
+        _refuse_foreign(out, files, owned_before)
     if keep_unlisted_owned:
         summary.removed = []
-    _refuse_foreign(out, files, owned_before)
     if not summary.differs and (out / MANIFEST).is_file():
         return summary
     owned = set(files) | (owned_before if keep_unlisted_owned else set())
     stage = out / STAGING
     try:
-        _stage(stage, files, [*summary.added, *summary.changed], owned, summary.removed)
+        written = [*summary.added, *summary.changed]
+        _stage(stage, files, written, owned, summary.removed)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    _apply(out, stage)
+    _apply(out, stage, written)
     return summary
+
+
+def _is_empty(out: Path) -> bool:
+    with os.scandir(out) as entries:
+        return next(entries, None) is None
 
 
 def _claim(out: Path) -> None:
@@ -210,21 +223,21 @@ def _refuse_foreign(out: Path, files: dict[str, str], owned: set[str]) -> None:
     foreign folder (that could leave the output folder)."""
     problems: list[str] = []
     checked: dict[str, bool] = {}
+    base = f"{os.fspath(out)}/"
     for rel in sorted(files):
-        parts = rel.split("/")
-        for depth in range(1, len(parts)):
-            folder = "/".join(parts[:depth])
-            if folder not in checked:
-                checked[folder] = _is_real_folder_or_missing(out / folder)
-            if not checked[folder]:
-                problems.append(f"{folder} (not a plain folder)")
-                break
-        else:
-            target = out / rel
-            if rel not in owned and (target.exists() or target.is_symlink()):
-                problems.append(rel)
-            elif target.is_dir() and not target.is_symlink():
-                problems.append(f"{rel} (a folder)")
+        folder = rel.rpartition("/")[0]
+        blocked = _blocked_folder(base, folder, checked) if folder else None
+        if blocked is not None:
+            problems.append(f"{blocked} (not a plain folder)")
+            continue
+        try:
+            mode = os.lstat(base + rel).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if rel not in owned:
+            problems.append(rel)
+        elif stat.S_ISDIR(mode):
+            problems.append(f"{rel} (a folder)")
     if problems:
         shown = ", ".join(sorted(set(problems))[:10]) + (f" and {len(set(problems)) - 10} more" if len(set(problems)) > 10 else "")
         raise FabricError(
@@ -237,9 +250,23 @@ def _refuse_foreign(out: Path, files: dict[str, str], owned: set[str]) -> None:
         )
 
 
-def _is_real_folder_or_missing(path: Path) -> bool:
+def _blocked_folder(base: str, folder: str, checked: dict[str, bool]) -> str | None:
+    """The first folder on the way to `folder` (itself included) that is not a plain folder or
+    missing, or None; each folder is looked at once (`checked` remembers)."""
+    parts = folder.split("/")
+    for depth in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:depth])
+        plain = checked.get(prefix)
+        if plain is None:
+            plain = checked[prefix] = _is_real_folder_or_missing(base + prefix)
+        if not plain:
+            return prefix
+    return None
+
+
+def _is_real_folder_or_missing(path: Path | str) -> bool:
     try:
-        return stat.S_ISDIR(path.lstat().st_mode)
+        return stat.S_ISDIR(os.lstat(path).st_mode)
     except FileNotFoundError:
         return True
 
@@ -249,9 +276,10 @@ def _stage(stage: Path, files: dict[str, str], write: list[str], owned: set[str]
     stage.mkdir()
     (stage / _FILES).mkdir()
     made: set[str] = set()
+    root = os.fspath(stage / _FILES)
     for rel in write:
-        _make_folder(stage / _FILES, rel, made)
-        _write_text(stage / _FILES / rel, files[rel])
+        _make_folder(root, rel, made)
+        _write_text(f"{root}/{rel}", files[rel])
     _write_text(stage / MANIFEST, "".join(f"{rel}\n" for rel in sorted(owned)))
     _write_text(stage / _REMOVE, "".join(f"{rel}\n" for rel in remove))
     pending = stage / f".{_COMMITTED}.{secrets.token_hex(4)}"
@@ -270,23 +298,31 @@ def recover(out: Path) -> None:
         shutil.rmtree(stage)
 
 
-def _apply(out: Path, stage: Path) -> None:
-    """Step 3: move the staged files into place (idempotent, so a rerun can finish it)."""
-    root = stage / _FILES
+def _apply(out: Path, stage: Path, written: list[str] | None = None) -> None:
+    """Step 3: move the staged files into place (idempotent, so a rerun can finish it).
+    `written` lists the staged files when this run staged them; a recovery finds them."""
+    root = os.fspath(stage / _FILES)
+    base = os.fspath(out)
     made: set[str] = set()
-    if root.is_dir():
-        for path in sorted(root.rglob("*")):
-            if path.is_dir():
-                continue
-            rel = path.relative_to(root).as_posix()
-            _make_folder(out, rel, made)
-            os.replace(path, out / rel)
+    for rel in _staged(root) if written is None else written:
+        _make_folder(base, rel, made)
+        os.replace(f"{root}/{rel}", f"{base}/{rel}")
     remove = (stage / _REMOVE).read_text(encoding="utf-8").split("\n") if (stage / _REMOVE).is_file() else []
     for rel in filter(None, remove):
         _remove_owned(out, rel)
     if (stage / MANIFEST).is_file():
         os.replace(stage / MANIFEST, out / MANIFEST)
     shutil.rmtree(stage)
+
+
+def _staged(root: str) -> list[str]:
+    """The files under `root` (relative, "/"-separated, sorted): what an interrupted apply
+    still has to move. Files already moved are gone from the stage, so a rerun skips them."""
+    found: list[str] = []
+    for folder, _folders, names in os.walk(root):
+        relative = os.path.relpath(folder, root).replace(os.sep, "/")
+        found.extend(name if relative == "." else f"{relative}/{name}" for name in names)
+    return sorted(found)
 
 
 def _remove_owned(out: Path, rel: str) -> None:
@@ -305,20 +341,28 @@ def _remove_owned(out: Path, rel: str) -> None:
         parent = parent.parent
 
 
-def _make_folder(root: Path, rel: str, made: set[str]) -> None:
+def _make_folder(root: str, rel: str, made: set[str]) -> None:
     """Create the folder of `rel` under `root` once (18,000 files share a handful of folders)."""
     folder = rel.rpartition("/")[0]
     if folder and folder not in made:
-        (root / folder).mkdir(parents=True, exist_ok=True)
+        os.makedirs(f"{root}/{folder}", exist_ok=True)
         made.add(folder)
 
 
-def _write_text(path: Path, text: str) -> None:
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+
+
+def _write_text(path: str | Path, text: str) -> None:
     """UTF-8 with the text's own "\n" line ends on every OS, encoded a chunk at a time so a
     large file is not held twice. Created 0666 minus the umask."""
-    with path.open("wb") as handle:
+    descriptor = os.open(path, _CREATE, 0o666)
+    try:
         for start in range(0, len(text), _CHUNK):
-            handle.write(text[start : start + _CHUNK].encode("utf-8"))
+            data = memoryview(text[start : start + _CHUNK].encode("utf-8"))
+            while data:
+                data = data[os.write(descriptor, data) :]
+    finally:
+        os.close(descriptor)
 
 
 def atomic_write_text(target: Path, text: str) -> None:
