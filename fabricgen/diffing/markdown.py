@@ -9,6 +9,8 @@ generated files stay collapsed in the review (`.gitattributes`).
 
 from __future__ import annotations
 
+import re
+
 from fabricgen.diffing.inventory import PlanDiff
 
 BUDGET = 60_000
@@ -55,17 +57,32 @@ def _stat(text: str) -> tuple[int, int]:
     return added, removed
 
 
+HUNK_POSITION = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.MULTILINE)
+
+
+def change_key(text: str) -> str:
+    """What makes two config diffs the same change: their hunks without the file names and
+    without the line numbers (a spine's QoS lines sit one line further down than a leaf's,
+    the edit is the same).
+
+    >>> a = "--- a/x\\n+++ b/x\\n@@ -575,7 +575,7 @@\\n-qos 26\\n+qos 24\\n"
+    >>> b = "--- a/y\\n+++ b/y\\n@@ -574,7 +574,7 @@\\n-qos 26\\n+qos 24\\n"
+    >>> change_key(a) == change_key(b), change_key(a) == change_key(b.replace("24", "25"))
+    (True, False)
+    """
+    body = text.split("\n", 2)[2] if text.count("\n") >= 2 else text
+    return HUNK_POSITION.sub("@@", body)
+
+
 def _same_change(diff: PlanDiff) -> list[tuple[list[str], str]]:
-    """Config diffs grouped by their body (the hunks without the file names): a policy change
+    """Config diffs grouped by `change_key` (the hunks without file names and positions): a policy change
     makes the same edit on hundreds of switches, and a reviewer reads it once. Changes to
     existing switches come first: a new switch's whole config matters less in review than
     the edits to the ones carrying traffic."""
     new = set(diff.devices_added)
     groups: dict[str, list[str]] = {}
     for name in sorted(diff.config_diffs, key=lambda n: (n in new, n)):
-        text = diff.config_diffs[name]
-        body = text.split("\n", 2)[2] if text.count("\n") >= 2 else text
-        groups.setdefault(body, []).append(name)
+        groups.setdefault(change_key(diff.config_diffs[name]), []).append(name)
     return [(names, diff.config_diffs[names[0]]) for names in groups.values()]
 
 

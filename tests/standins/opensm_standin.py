@@ -49,6 +49,11 @@ def _load(config: Path, state: Path, kind: str) -> None:
     _event(state, kind)
 
 
+def _events(state: Path) -> int:
+    path = state / "events"
+    return path.read_text().count("\n") if path.exists() else 0
+
+
 def _pid(state: Path) -> int | None:
     try:
         pid = int((state / "pid").read_text())
@@ -85,17 +90,20 @@ def main(argv: list[str]) -> int:
             time.sleep(0.02)
         pid = None
     if action in ("start", "restart") and not pid:
+        # like `systemctl start` of a forking unit: return once the daemon has read its files
+        # (its "start" event), not merely once its pid file exists
+        before = _events(state)
         _daemon(config, state)
-        while not _pid(state):
+        while not _pid(state) or _events(state) == before:
             time.sleep(0.02)
         return 0
     if action == "reload":
         if not pid:
             print("opensm stand-in is not running", file=sys.stderr)
             return 1
-        before = (state / "events").read_text().count("\n")
+        before = _events(state)
         os.kill(pid, signal.SIGHUP)
-        while (state / "events").read_text().count("\n") == before:
+        while _events(state) == before:
             time.sleep(0.02)
         return 0
     if action == "status":
