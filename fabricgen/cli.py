@@ -191,7 +191,12 @@ def render(
     context = RenderContext(
         user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs), selected, jobs=jobs or os.cpu_count() or 1
     )
-    files = run_stage(lambda: render_with_progress(plan, context, show=not (quiet or as_json) and progress_wanted()))
+    show = not (quiet or as_json) and progress_wanted()
+    if not check and selected is None:
+        summary = run_stage(lambda: write_with_progress(out, plan, context, show=show))
+        report_written(plan.name, out, summary, as_json=as_json, quiet=quiet)
+        return
+    files = run_stage(lambda: render_with_progress(plan, context, show=show))
     if selected is not None:
         files = {path: text for path, text in files.items() if not path.startswith("configs/") or Path(path).stem in selected}
     if check:
@@ -211,8 +216,13 @@ def render(
             click.echo(f"{out}: up to date ({len(summary.unchanged)} files)")
         return
     summary = run_stage(lambda: write_tree(out, files, keep_unlisted_owned=selected is not None))
+    report_written(plan.name, out, summary, as_json=as_json, quiet=quiet)
+
+
+def report_written(fabric: str, out: Path, summary: WriteSummary, *, as_json: bool, quiet: bool) -> None:
+    """What `render` wrote: the JSON summary, or one line and the devices whose configs changed."""
     if as_json:
-        click.echo(json_summary(plan.name, out, summary, check=False))
+        click.echo(json_summary(fabric, out, summary, check=False))
     elif not quiet:
         click.echo(
             f"{out}: {len(summary.changed)} changed, {len(summary.unchanged)} unchanged, {len(summary.added)} added, {len(summary.removed)} removed"
@@ -225,6 +235,24 @@ def render(
 def progress_wanted() -> bool:
     """A progress bar only for a person at a terminal: never in CI or when stderr is piped."""
     return err_console.is_terminal and not os.environ.get("CI")
+
+
+def write_with_progress(out: Path, plan: Plan, context: RenderContext, *, show: bool) -> WriteSummary:
+    """Render and write unit by unit (fabricgen.render.stream), with a transient progress bar
+    when `show` and everything runs in this process."""
+    from fabricgen.render.stream import write_rendered
+
+    if not show or context.jobs > 1:
+        return write_rendered(out, plan, context)
+    from rich.progress import Progress
+
+    with Progress(console=err_console.console, transient=True) as progress:
+        task = progress.add_task(f"rendering {plan.name}")
+
+        def starting(name: str, index: int, total: int) -> None:
+            progress.update(task, description=f"rendering {plan.name}: {name}", completed=index, total=total)
+
+        return write_rendered(out, plan, context, starting=starting)
 
 
 def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> dict[str, str]:

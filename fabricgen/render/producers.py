@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox
 from fabricgen.core.catalog import catalog_data, platforms
@@ -277,21 +277,41 @@ def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str,
 
 
 def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Producer, ...]) -> dict[str, str]:
-    local: list[Callable[[], dict[str, str]]] = []
-    units: list[Callable[[], dict[str, str]]] = []
+    units = render_units(plan, context, producers, config_slices=context.jobs * 2)
+    local = [unit.render for unit in units if unit.large]
+    return run_units([unit.render for unit in units if not unit.large], context.jobs, local)
+
+
+class RenderUnit(NamedTuple):
+    """A part of the render that any process can run on its own: `render()` -> {path: text}, tidied."""
+
+    name: str
+    render: Callable[[], dict[str, str]]
+    large: bool
+    """Its output is too large to send back between processes cheaply (the plan fragments)."""
+
+
+def render_units(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS, *, config_slices: int) -> list[RenderUnit]:
+    """The render split into independent units: the producers sharing the derived cables as one
+    (one process derives them once), device configs in `config_slices` contiguous slices, every
+    other producer whole. Each file comes from exactly one unit, so the output does not depend
+    on the split. Whole producers come first and the small config slices last, so processes
+    taking units in order finish close together. Templates are compiled here, before any fork."""
+    producers = tuple(producers)
+    units: list[RenderUnit] = []
     sharing = tuple(p for p in producers if p in _SHARING_CABLES)
     if sharing:
-        units.append(partial(_tidied_all, sharing, plan, context))
+        units.append(RenderUnit("+".join(p.__name__ for p in sharing), partial(_tidied_all, sharing, plan, context), False))
+    slices_of_configs: list[RenderUnit] = []
     for producer in producers:
-        if producer in _TIDY_BY_CONSTRUCTION:
-            local.append(partial(_tidied, producer, plan, context))
-        elif producer is device_configs:
+        if producer is device_configs:
             chosen = _chosen_devices(plan, context)
-            for start, stop in slices(len(chosen), context.jobs * 2):
-                units.append(partial(_render_devices, (plan, context, chosen), start, stop))
+            for start, stop in slices(len(chosen), config_slices):
+                render = partial(_render_devices, (plan, context, chosen), start, stop)
+                slices_of_configs.append(RenderUnit(f"device_configs[{start}:{stop}]", render, False))
         elif producer not in sharing:
-            units.append(partial(_tidied, producer, plan, context))
-    return run_units(units, context.jobs, local)
+            units.append(RenderUnit(producer.__name__, partial(_tidied, producer, plan, context), producer in _TIDY_BY_CONSTRUCTION))
+    return units + slices_of_configs
 
 
 def _tidied_all(producers: tuple[Producer, ...], plan: Plan, context: RenderContext) -> dict[str, str]:

@@ -32,6 +32,8 @@ import re
 import secrets
 import shutil
 import stat
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -158,37 +160,139 @@ def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = 
     With `keep_unlisted_owned` (used by --limit), files fabricgen wrote before and does not
     produce now are kept (and stay owned). A folder that cannot be written (permissions, a full
     disk) is reported as such, not as a bug of fabricgen."""
-    files = {safe_relative(rel): content for rel, content in files.items()}
+    return write_streamed(out, lambda transaction: [stage_files(transaction, files)], keep_unlisted_owned=keep_unlisted_owned)
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """A write in progress: the output folder claimed and recovered, its stage open. Forked
+    render workers inherit it and stage the files they render into it (`stage_files`)."""
+
+    out: Path
+    fresh: bool
+    """Nothing to compare with (no manifest, an empty folder): every file is new."""
+    owned_before: frozenset[str]
+    created: Path | None
+    """The outermost folder this write created to hold `out`: removed again if it fails."""
+
+
+def write_streamed(
+    out: Path, stage_all: Callable[[Transaction], Iterable[WriteSummary]], *, keep_unlisted_owned: bool = False
+) -> WriteSummary:
+    """Like `write_tree`, for files that are never held together: `stage_all` renders them in
+    parts, in any processes, handing each part to `stage_files`, and returns the parts'
+    summaries. The folder is claimed and an interrupted write recovered first; the foreign-path
+    check runs on the whole list of paths before anything outside the stage is touched. If
+    anything fails before the commit, the stage (and a folder this write created) is removed:
+    the output folder is as it was."""
     try:
-        return _write_tree(out, files, keep_unlisted_owned)
+        transaction = _begin(out)
+        try:
+            return _finish(transaction, _merged(stage_all(transaction)), keep_unlisted_owned)
+        except BaseException:
+            _abort(transaction)
+            raise
     except OSError as exc:
         where = exc.filename or out
         raise FabricError([Diagnostic(f"cannot write the output folder: {where}: {exc.strerror or exc}")]) from None
 
 
-def _write_tree(out: Path, files: dict[str, str], keep_unlisted_owned: bool) -> WriteSummary:
+def _begin(out: Path) -> Transaction:
+    created = _outermost_missing(out)
     _claim(out)
-    recover(out)
-    owned_before = _read_manifest(out)
-    if not owned_before and _is_empty(out):
-        summary = WriteSummary(added=sorted(files))  # nothing to compare with, nothing foreign in the way
-    else:
-        summary = _compare(out, files)
-        _refuse_foreign(out, files, owned_before)
-    if keep_unlisted_owned:
-        summary.removed = []
-    if not summary.differs and (out / MANIFEST).is_file():
-        return summary
-    owned = set(files) | (owned_before if keep_unlisted_owned else set())
-    stage = out / STAGING
     try:
-        written = [*summary.added, *summary.changed]
-        _stage(stage, files, written, owned, summary.removed)
+        recover(out)
+        owned_before = frozenset(_read_manifest(out))
+        fresh = not owned_before and _is_empty(out)
+        (out / STAGING).mkdir()
+        (out / STAGING / _FILES).mkdir()
     except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
+        _abort(Transaction(out, False, frozenset(), created))
         raise
-    _apply(out, stage, written)
+    return Transaction(out, fresh, owned_before, created)
+
+
+def _outermost_missing(out: Path) -> Path | None:
+    """The outermost of `out` and its parents that does not exist yet (what `mkdir(parents=True)`
+    would create first), or None."""
+    missing = None
+    for folder in (out, *out.parents):
+        if os.path.lexists(folder):
+            break
+        missing = folder
+    return missing
+
+
+def stage_files(transaction: Transaction, files: dict[str, str]) -> WriteSummary:
+    """Compare one part of the render with the output (size first, then bytes) and stage its new
+    and changed files, in whichever process rendered them: only the small summary (paths) has
+    to travel anywhere. Every path is confined before it is written (`safe_relative`)."""
+    summary = WriteSummary()
+    base = f"{os.fspath(transaction.out)}/"
+    root = os.fspath(transaction.out / STAGING / _FILES)
+    made: set[str] = set()
+    for path, content in files.items():
+        rel = safe_relative(path)
+        same = None if transaction.fresh else _same(base + rel, content)
+        if same:
+            summary.unchanged.append(rel)
+            continue
+        _make_folder(root, rel, made)
+        _write_text(f"{root}/{rel}", content)
+        (summary.added if same is None else summary.changed).append(rel)
     return summary
+
+
+def _merged(parts: Iterable[WriteSummary]) -> WriteSummary:
+    """The parts' summaries as one, sorted; a path two parts produced is a bug of a producer
+    (which text would win?), refused before the commit."""
+    summary = WriteSummary()
+    for part in parts:
+        summary.added += part.added
+        summary.changed += part.changed
+        summary.unchanged += part.unchanged
+    produced = Counter([*summary.added, *summary.changed, *summary.unchanged])
+    if len(produced) != produced.total():
+        twice = sorted(rel for rel, count in produced.items() if count > 1)
+        raise RuntimeError(f"rendered more than once: {', '.join(twice[:10])}")
+    for paths in (summary.added, summary.changed, summary.unchanged):
+        paths.sort()
+    return summary
+
+
+def _finish(transaction: Transaction, summary: WriteSummary, keep_unlisted_owned: bool) -> WriteSummary:
+    """Everything after staging: refuse foreign paths, then commit and apply (or, when nothing
+    differs, drop the empty stage)."""
+    out, owned_before = transaction.out, transaction.owned_before
+    produced = {*summary.added, *summary.changed, *summary.unchanged}
+    if not transaction.fresh:
+        _refuse_foreign(out, sorted(produced), owned_before)
+        if not keep_unlisted_owned:
+            summary.removed = sorted(owned_before - produced)
+    stage = out / STAGING
+    if not summary.differs and (out / MANIFEST).is_file():
+        shutil.rmtree(stage)
+        return summary
+    owned = produced | (owned_before if keep_unlisted_owned else set())
+    _commit(stage, owned, summary.removed)
+    _apply(out, stage, [*summary.added, *summary.changed])
+    return summary
+
+
+def _abort(transaction: Transaction) -> None:
+    """Undo an uncommitted write: remove its stage, and the folder it created for `out` if that
+    is empty again. A committed one is left for the next run to finish (`recover`)."""
+    stage = transaction.out / STAGING
+    if (stage / _COMMITTED).is_file():
+        return
+    if stage.is_dir() and not stage.is_symlink():
+        shutil.rmtree(stage, ignore_errors=True)
+    if transaction.created is not None:
+        for folder in (transaction.out, *transaction.out.parents):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+            if folder == transaction.created:
+                break
 
 
 def _is_empty(out: Path) -> bool:
@@ -218,13 +322,13 @@ def _claim(out: Path) -> None:
         )
 
 
-def _refuse_foreign(out: Path, files: dict[str, str], owned: set[str]) -> None:
+def _refuse_foreign(out: Path, paths: list[str], owned: frozenset[str]) -> None:
     """Refuse to replace anything fabricgen did not write, or to write through a symlinked or
     foreign folder (that could leave the output folder)."""
     problems: list[str] = []
     checked: dict[str, bool] = {}
     base = f"{os.fspath(out)}/"
-    for rel in sorted(files):
+    for rel in paths:
         folder = rel.rpartition("/")[0]
         blocked = _blocked_folder(base, folder, checked) if folder else None
         if blocked is not None:
@@ -271,15 +375,9 @@ def _is_real_folder_or_missing(path: Path | str) -> bool:
         return True
 
 
-def _stage(stage: Path, files: dict[str, str], write: list[str], owned: set[str], remove: list[str]) -> None:
-    """Step 1 and 2: everything the change needs, inside `stage`, then the commit marker."""
-    stage.mkdir()
-    (stage / _FILES).mkdir()
-    made: set[str] = set()
-    root = os.fspath(stage / _FILES)
-    for rel in write:
-        _make_folder(root, rel, made)
-        _write_text(f"{root}/{rel}", files[rel])
+def _commit(stage: Path, owned: set[str], remove: list[str]) -> None:
+    """Step 2: the new manifest and the list of files to remove beside the staged files, then
+    the commit marker, renamed into place (atomic): from here the change is decided."""
     _write_text(stage / MANIFEST, "".join(f"{rel}\n" for rel in sorted(owned)))
     _write_text(stage / _REMOVE, "".join(f"{rel}\n" for rel in remove))
     pending = stage / f".{_COMMITTED}.{secrets.token_hex(4)}"
