@@ -1,4 +1,4 @@
-"""Benchmark: validate + plan + render + write for generated fabrics of growing size.
+"""Benchmark: validate + plan + render and write for generated fabrics of growing size.
 
 Run `make benchmark` (or `python benchmarks/bench.py [--jobs N] [--sizes ...]`). Each size runs
 in a fresh Python process, so peak memory (ru_maxrss of the process and of any `-j` workers)
@@ -8,13 +8,18 @@ belongs to that size alone and no cache warmed by a smaller size helps a larger 
   3t-<P>    3 tiers, P pods x (32 leaves + 32 spines) under 32 planes of 32 super-spines,
             all 64 x 400G switches, 1:1 on every tier; 3t-64 = 5,120 switches, 65,536 GPU ports
 
-The floor: in the same process, after the render, the same bytes are produced by joining each
-file's lines (split beforehand, untimed) and written into a fresh folder with no logic at all;
-"x floor" is the pipeline's time over that floor's (validate + plan + render + write against
-join + write), as wall-clock and as CPU time (the fairer figure on a loaded machine). Peak memory is read before the floor runs, so it is the pipeline's alone.
+Render and write are one stage, timed as `fabricgen render` runs it (fabricgen.render.stream):
+each render unit compares and stages its own files in whichever process runs it.
 
-Peak memory, two ways: the largest single process (ru_maxrss of this process and of the
-largest `-j` worker), and the whole process tree together, sampled every 50 ms from /proc
+The floor: in the same process, after the pipeline, the texts are rendered once more (untimed,
+`render_files`), each file's lines split (untimed), and the same bytes produced by joining
+them and written into a fresh folder with no logic at all; "x floor" is the pipeline's time
+over that floor's (validate + plan + render and write against join + write), as wall-clock
+and as CPU time (the fairer figure on a loaded machine). Peak memory is read before the floor
+runs, so it is the pipeline's alone.
+
+Peak memory, three ways: this process (ru_maxrss: it plans, and renders units like any
+worker), the largest single process (this one or the largest `-j` worker), and the whole process tree together, sampled every 50 ms from /proc
 while the pipeline runs (`TreeMemory`): summed PSS (shared pages split between the processes
 sharing them: the memory the run holds) and summed RSS (shared pages counted in every process:
 an upper bound).
@@ -193,7 +198,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
     from fabricgen.render.producers import RenderContext, render_files
-    from fabricgen.render.write import write_tree
+    from fabricgen.render.stream import write_rendered
 
     gc.disable()  # as `fabricgen` does for each command (cli.pause_garbage_collector)
     source = work / "fabric.yml"
@@ -201,9 +206,9 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     source.write_text(inventory(size), encoding="utf-8")
 
     cpus: dict[str, float] = {}
-    """CPU seconds of the render (workers included) and of the write, of the last pipeline run."""
+    """CPU seconds of the render and write (workers included), of the last pipeline run."""
 
-    def pipeline() -> tuple[dict[str, float], object, dict[str, str], tuple[int, int]]:
+    def pipeline() -> tuple[dict[str, float], object, tuple[int, int]]:
         times: dict[str, float] = {}
         start = time.perf_counter()
         document = load_inventory(source)
@@ -219,23 +224,21 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         assert not findings, findings[:3]
         times["plan"] = time.perf_counter() - start
         start, cpu = time.perf_counter(), _cpu_seconds()
-        files = render_files(plan, RenderContext(jobs=jobs))
-        times["render"] = time.perf_counter() - start
-        cpus["render_cpu"] = _cpu_seconds() - cpu
-        start, cpu = time.perf_counter(), _cpu_seconds()
-        summary = write_tree(out, files)
-        times["write"] = time.perf_counter() - start
-        cpus["write_cpu"] = _cpu_seconds() - cpu
+        summary = write_rendered(out, plan, RenderContext(jobs=jobs))
+        times["render_write"] = time.perf_counter() - start
+        cpus["render_write_cpu"] = _cpu_seconds() - cpu
         written = [*summary.added, *summary.changed]
-        return times, plan, files, (len(written), sum(len(files[rel]) for rel in written))
+        return times, plan, (len(written), sum(os.path.getsize(out / rel) for rel in written))
 
     cpu_start = _cpu_seconds()
     with TreeMemory().sampling() as tree:
-        times, plan, rendered, _written = pipeline()
+        times, plan, _written = pipeline()
     first_cpus = dict(cpus)
     total = sum(times.values())
     cpu = _cpu_seconds() - cpu_start
     peak_mb = _peak_mb()
+    parent_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rendered = render_files(plan, RenderContext(jobs=jobs))  # type: ignore[arg-type]
     files = len(rendered)
     output_mb = sum(len(text) for text in rendered.values()) / 1e6
     floor, floor_cpu = floor_seconds(rendered, work / "floor")
@@ -245,7 +248,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     links = len(plan.links)  # type: ignore[attr-defined]
     del plan
     source.write_text(inventory(size, pinned_leaf_asn=4000000000), encoding="utf-8")
-    re_times, _plan, _files, (rewritten, rewritten_chars) = pipeline()
+    re_times, _plan, (rewritten, rewritten_bytes) = pipeline()
     return {
         "size": size,
         "switches": len(devices),
@@ -258,6 +261,7 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         **{k: round(v, 3) for k, v in first_cpus.items()},
         "ms_per_switch": round(total / len(devices) * 1000, 3),
         "peak_mb": round(peak_mb, 1),
+        "parent_mb": round(parent_mb, 1),
         "peak_sum_rss_mb": round(tree.peak_rss_mb, 1),
         "peak_sum_pss_mb": round(tree.peak_pss_mb, 1),
         "output_mb": round(output_mb, 1),
@@ -266,10 +270,10 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         "floor_cpu": round(floor_cpu, 3),
         "x_floor_cpu": round(cpu / floor_cpu, 2),
         "rerender": round(sum(re_times.values()), 3),
-        "rerender_write": round(re_times["write"], 3),
+        "rerender_write": round(re_times["render_write"], 3),
         "us_per_link": round(total / links * 1e6, 1),
         "rewritten": rewritten,
-        "rewritten_mb": round(rewritten_chars / 1e6, 2),
+        "rewritten_mb": round(rewritten_bytes / 1e6, 2),
     }
 
 
@@ -294,22 +298,20 @@ def main() -> None:
         "GPU ports",
         "validate s",
         "plan s",
-        "render s",
-        "write s",
+        "render+write s",
         "total s",
         "CPU s",
-        "render CPU s",
-        "write CPU s",
+        "render+write CPU s",
         "ms/switch",
         "µs/link",
-        "peak MB (largest process)",
+        "peak MB (this process / largest)",
         "peak MB summed (PSS / RSS)",
         "output MB",
         "floor s",
         "x floor",
         "floor CPU s",
         "x floor (CPU)",
-        "re-render s (write s)",
+        "re-render s (render+write s)",
         "rewritten",
     )
     rows = []
@@ -325,8 +327,8 @@ def main() -> None:
     print("|" + "---|" * len(header))
     for r in rows:
         cells = (
-            r["size"], f"{r['switches']:,}", f"{r['gpu_ports']:,}", r["validate"], r["plan"], r["render"], r["write"],
-            r["total"], r["cpu"], r["render_cpu"], r["write_cpu"], r["ms_per_switch"], r["us_per_link"], r["peak_mb"], f"{r['peak_sum_pss_mb']} / {r['peak_sum_rss_mb']}", r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']} ({r['rewritten_mb']} MB)",
+            r["size"], f"{r['switches']:,}", f"{r['gpu_ports']:,}", r["validate"], r["plan"], r["render_write"],
+            r["total"], r["cpu"], r["render_write_cpu"], r["ms_per_switch"], r["us_per_link"], f"{r['parent_mb']} / {r['peak_mb']}", f"{r['peak_sum_pss_mb']} / {r['peak_sum_rss_mb']}", r["output_mb"], r["floor"], r["x_floor"], r["floor_cpu"], r["x_floor_cpu"], f"{r['rerender']} ({r['rerender_write']})", f"{r['rewritten']} of {r['files']} ({r['rewritten_mb']} MB)",
         )  # fmt: skip
         print("| " + " | ".join(str(c) for c in cells) + " |")
     per = [float(r["ms_per_switch"]) for r in rows]

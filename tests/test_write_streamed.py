@@ -174,7 +174,7 @@ def test_a_path_two_units_render_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
     _write(out, _notes)
     before = _snapshot(out)
-    with pytest.raises(RuntimeError, match="rendered more than once: configs/a.cfg"):
+    with pytest.raises(RuntimeError, match=r"rendered more than once: configs/a\.cfg"):
         _write(out, _config, _twice, jobs=2)
     assert _snapshot(out) == before
 

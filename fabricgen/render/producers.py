@@ -19,7 +19,7 @@ from fabricgen.infiniband.render import opensm_files
 from fabricgen.render.context import Producer as Producer
 from fabricgen.render.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
 from fabricgen.render.parallel import fan_out, run_units, slices
-from fabricgen.render.serialize import plan_fragments
+from fabricgen.render.serialize import device_fragments, fabric_fragment, plan_fragments, split_fragments
 from fabricgen.render.templating import environment
 from fabricgen.render.yamlemit import block_scalar, yaml_text
 
@@ -304,7 +304,9 @@ def render_units(plan: Plan, context: RenderContext, producers: Iterable[Produce
         units.append(RenderUnit("+".join(p.__name__ for p in sharing), partial(_tidied_all, sharing, plan, context), False))
     slices_of_configs: list[RenderUnit] = []
     for producer in producers:
-        if producer is device_configs:
+        if producer is plan_file:
+            units += _fragment_units(plan, config_slices)
+        elif producer is device_configs:
             chosen = _chosen_devices(plan, context)
             for start, stop in slices(len(chosen), config_slices):
                 render = partial(_render_devices, (plan, context, chosen), start, stop)
@@ -312,6 +314,16 @@ def render_units(plan: Plan, context: RenderContext, producers: Iterable[Produce
         elif producer not in sharing:
             units.append(RenderUnit(producer.__name__, partial(_tidied, producer, plan, context), producer in _TIDY_BY_CONSTRUCTION))
     return units + slices_of_configs
+
+
+def _fragment_units(plan: Plan, count: int) -> list[RenderUnit]:
+    """The plan fragments (`plan_file`) as units: `plan/fabric.json`, then the device fragments
+    in `count` slices; links and servers are grouped by device once, here, before any fork."""
+    split = split_fragments(plan)
+    units = [RenderUnit("plan_file[fabric]", partial(fabric_fragment, split), True)]
+    for start, stop in slices(len(plan.devices), count):
+        units.append(RenderUnit(f"plan_file[{start}:{stop}]", partial(device_fragments, split, start, stop), True))
+    return units
 
 
 def _tidied_all(producers: tuple[Producer, ...], plan: Plan, context: RenderContext) -> dict[str, str]:

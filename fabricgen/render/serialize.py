@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -107,18 +108,47 @@ def plan_fragments(plan: Plan) -> dict[str, str]:
     `servers` (the servers attached to it, for a leaf): at 5,000 switches the links alone are
     over 100 MB, so they go with their device rather than into the fabric-wide file. Links or
     servers naming no device of the plan stay in `plan/fabric.json`."""
-    data = _plan_data(plan)
+    split = split_fragments(plan)
+    files = fabric_fragment(split)
+    files.update(device_fragments(split, 0, len(plan.devices)))
+    return files
+
+
+@dataclass(frozen=True, slots=True)
+class FragmentSplit:
+    """The plan's links and servers grouped by the device whose fragment holds them, worked out
+    once, so the device fragments can be encoded in slices, by any process (`render -j`): at
+    5,000 switches they are 270 MB of text, too much to hold at once beside the plan."""
+
+    plan: Plan
+    links: dict[str, list[Any]]
+    servers: dict[str, list[Any]]
+
+
+def split_fragments(plan: Plan) -> FragmentSplit:
     names = {device.name for device in plan.devices}
     links = _grouped(plan.links, names, lambda link: (link.a.device, link.z.device))
     servers = _grouped(plan.servers, names, lambda server: (server.leaf,))
-    data["devices"] = [{key: getattr(device, key) for key in _INDEX_FIELDS} for device in plan.devices]
-    data["links"] = links.pop("", [])
-    data["servers"] = servers.pop("", [])
-    files = {FABRIC_FRAGMENT: lines_json(data)}
-    for device in plan.devices:
+    return FragmentSplit(plan, links, servers)
+
+
+def fabric_fragment(split: FragmentSplit) -> dict[str, str]:
+    """`plan/fabric.json`: the fabric-wide facts, an index of the devices, and the links and
+    servers that belong to no device."""
+    data = _plan_data(split.plan)
+    data["devices"] = [{key: getattr(device, key) for key in _INDEX_FIELDS} for device in split.plan.devices]
+    data["links"] = split.links.get("", [])
+    data["servers"] = split.servers.get("", [])
+    return {FABRIC_FRAGMENT: lines_json(data)}
+
+
+def device_fragments(split: FragmentSplit, start: int, stop: int) -> dict[str, str]:
+    """`plan/devices/<name>.json` of the plan's devices[start:stop]."""
+    files = {}
+    for device in split.plan.devices[start:stop]:
         fields = _fields_as_dict(device)
-        fields["links"] = links.get(device.name, [])
-        fields["servers"] = servers.get(device.name, [])
+        fields["links"] = split.links.get(device.name, [])
+        fields["servers"] = split.servers.get(device.name, [])
         files[f"{DEVICE_FRAGMENTS}/{device.name}.json"] = lines_json(fields)
     return files
 
