@@ -155,8 +155,8 @@ def run_fabricgen(out: Path) -> dict[str, float]:
     from fabricgen.inventory.schema import apply_defaults, validate_document
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.render.producers import RenderContext, render_files
-    from fabricgen.render.write import write_tree
+    from fabricgen.render.producers import RenderContext
+    from fabricgen.render.stream import write_rendered
 
     start = time.perf_counter()
     source = out.parent / "fabric.yml"
@@ -167,9 +167,8 @@ def run_fabricgen(out: Path) -> dict[str, float]:
     inputs = inputs_of(doc, document.source)
     plan = build_plan(inputs)
     assert not [d for d in check_plan(plan, inputs) if d.is_error]
-    files = render_files(plan, RenderContext())
-    write_tree(out, files)
-    return {"files": float(len(files))} | _usage(start)
+    summary = write_rendered(out, plan, RenderContext())  # as `fabricgen render` writes
+    return {"files": float(len(summary.added) + len(summary.changed) + len(summary.unchanged))} | _usage(start)
 
 
 def _usage(start: float) -> dict[str, float]:

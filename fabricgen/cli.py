@@ -159,7 +159,7 @@ def models(inventory: Path | None, output_format: str) -> None:
     type=click.IntRange(0, 256),
     default=1,
     show_default=True,
-    help="Render device configs in N processes (0: one per CPU); the output is identical for any N",
+    help="Render and write in N processes (0: one per CPU); the output is identical for any N",
 )
 def render(
     inventory: Path,

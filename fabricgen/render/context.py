@@ -19,7 +19,7 @@ class RenderContext:
     user_template_dirs: tuple[Path, ...] = ()
     limit: frozenset[str] | None = None
     jobs: int = 1
-    """Processes for device configs (`render -j`); the output is the same for any value."""
+    """Processes that render (`render -j`), this one included; the output is the same for any value."""
 
     def selected(self, device: Device) -> bool:
         return self.limit is None or device.name in self.limit

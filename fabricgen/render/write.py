@@ -7,9 +7,18 @@ and only those paths are ever replaced or removed.
 
 A write is a small transaction inside the output folder:
 
-1. stage: every new or changed file is written into `.fabricgen-staging/`, with the new
-   manifest and the list of files to remove. A render that fails or is killed here leaves the
-   previous output whole; the next run discards the half-built stage.
+0. begin: the folder is claimed (a foreign one refused) and an interrupted earlier write
+   finished or discarded, before anything is rendered into it.
+1. stage: every new or changed file is written into `.fabricgen-staging/files/`. `render`
+   streams (`write_streamed`, fabricgen.render.stream): each render unit compares its own
+   files with the output (size first, then bytes) and stages the new and changed ones in
+   whichever process rendered them, so no process holds every text and only paths travel
+   between processes; `write_tree` stages a mapping it is given the same way. When every part
+   is staged, paths fabricgen would write but did not write itself are refused (and the stage
+   removed) before anything outside the stage is touched; then the new manifest and the list
+   of files to remove are staged. A render that fails or is killed here leaves the previous
+   output whole (a failure removes the stage, and the output folder if this write created
+   it); the next run discards a half-built stage.
 2. commit: an empty `COMMITTED` marker is renamed into the stage. From this point the change
    is decided.
 3. apply: each staged file is renamed over its target (renames are atomic per file), stale
@@ -17,8 +26,10 @@ A write is a small transaction inside the output folder:
    is interrupted, the next fabricgen run finishes it before doing anything else, so the
    folder always ends up as the old or the new tree, never a mix.
 
-Unchanged files are not touched (inode and mtime stay). Files are created 0666 and folders
-0777, both minus the umask: 0644 / 0755 with the usual umask 022.
+Unchanged files are not touched (inode and mtime stay). Every path is confined
+(`safe_relative`) before it is written, in the process that writes it. Files are created 0666
+and folders 0777, both minus the umask (forked workers inherit it): 0644 / 0755 with the usual
+umask 022.
 
 A non-empty folder without a manifest was not made by fabricgen: writing into it is refused,
 so pointing `-o` at the wrong folder loses nothing.
