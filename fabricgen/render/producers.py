@@ -277,7 +277,7 @@ def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str,
 
 
 def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Producer, ...]) -> dict[str, str]:
-    units = render_units(plan, context, producers, config_slices=context.jobs * 2)
+    units = render_units(plan, context, producers, pieces=context.jobs * 2)
     local = [unit.render for unit in units if unit.large]
     return run_units([unit.render for unit in units if not unit.large], context.jobs, local)
 
@@ -291,10 +291,10 @@ class RenderUnit(NamedTuple):
     """Its output is too large to send back between processes cheaply (the plan fragments)."""
 
 
-def render_units(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS, *, config_slices: int) -> list[RenderUnit]:
+def render_units(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS, *, pieces: int) -> list[RenderUnit]:
     """The render split into independent units: the producers sharing the derived cables as one
-    (one process derives them once), device configs in `config_slices` contiguous slices, every
-    other producer whole. Each file comes from exactly one unit, so the output does not depend
+    (one process derives them once), device configs and device plan fragments each in `pieces`
+    contiguous slices, every other producer whole. Each file comes from exactly one unit, so the output does not depend
     on the split. Whole producers come first and the small config slices last, so processes
     taking units in order finish close together. Templates are compiled here, before any fork."""
     producers = tuple(producers)
@@ -305,10 +305,10 @@ def render_units(plan: Plan, context: RenderContext, producers: Iterable[Produce
     slices_of_configs: list[RenderUnit] = []
     for producer in producers:
         if producer is plan_file:
-            units += _fragment_units(plan, config_slices)
+            units += _fragment_units(plan, pieces)
         elif producer is device_configs:
             chosen = _chosen_devices(plan, context)
-            for start, stop in slices(len(chosen), config_slices):
+            for start, stop in slices(len(chosen), pieces):
                 render = partial(_render_devices, (plan, context, chosen), start, stop)
                 slices_of_configs.append(RenderUnit(f"device_configs[{start}:{stop}]", render, False))
         elif producer not in sharing:

@@ -24,9 +24,10 @@ from fabricgen.render.parallel import run_each
 from fabricgen.render.producers import PRODUCERS, Producer, render_units
 from fabricgen.render.write import Transaction, WriteSummary, stage_files, write_streamed
 
-CONFIG_SLICES_PER_JOB = 4
-"""Device configs go out in this many slices per process (at least 8): small enough that one
-process's share of configs is never held whole, and that the last slices even out the finish."""
+SLICES_PER_JOB = 4
+"""Device configs and device plan fragments go out in this many slices per process each (at
+least 8): small enough that no process holds a large share of them at once, and that the last
+slices even out the finish."""
 
 
 def write_rendered(
@@ -39,7 +40,7 @@ def write_rendered(
 ) -> WriteSummary:
     """Render `plan` into `out` over `context.jobs` processes (this one included), unit by unit.
     `starting(name, index, total)` is called in this process before each unit it runs."""
-    units = render_units(plan, context, producers, config_slices=max(8, context.jobs * CONFIG_SLICES_PER_JOB))
+    units = render_units(plan, context, producers, pieces=max(8, context.jobs * SLICES_PER_JOB))
     announce = None if starting is None else (lambda index: starting(units[index].name, index, len(units)))
 
     def stage_all(transaction: Transaction) -> list[WriteSummary]:
