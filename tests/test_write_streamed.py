@@ -22,6 +22,7 @@ from fabricgen.cli import main
 from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.core.model import Plan
 from fabricgen.render.context import RenderContext
+from fabricgen.render.parallel import run_each
 from fabricgen.render.stream import write_rendered
 from fabricgen.render.write import MANIFEST, STAGING, WriteSummary, write_tree
 from tests.conftest import EXAMPLES, ROOT, example_plan
@@ -76,6 +77,13 @@ def test_render_streams_and_check_reads_the_same_tree(tmp_path: Path, monkeypatc
     monkeypatch.setattr(fabricgen.render.producers, "render_files", real)
     check = runner.invoke(main, ["render", str(EXAMPLES / "pod-rail"), "-o", str(out), "--check"])
     assert check.exit_code == 0, check.output
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_run_each_runs_every_unit_once_and_keeps_their_order(jobs: int) -> None:
+    for count in (0, 1, 2, 7):
+        results = run_each([lambda index=index: (index, os.getpid()) for index in range(count)], jobs)
+        assert [index for index, _pid in results] == list(range(count))
 
 
 # --- Producers made for the test: what each unit hands to the writer is known exactly ----------
@@ -242,6 +250,7 @@ import os, signal, sys
 from pathlib import Path
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render.context import RenderContext
+from fabricgen.render.parallel import run_each
 from fabricgen.render.stream import write_rendered
 
 def staged(plan, context):

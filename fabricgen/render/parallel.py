@@ -1,9 +1,12 @@
 """Fan rendering out over processes (`fabricgen render -j N`).
 
 Workers are forked, so they share the parent's plan and its already compiled templates
-without pickling either; only the rendered text travels back. Work is split into contiguous
-slices and the results are joined in slice order, so the output does not depend on N. Where
-fork is unavailable the work runs in this process (same output, one core).
+without pickling either. `run_each` (what `render` uses) runs units in this process and N - 1
+workers that each take the next unit left, and only small results travel back: each unit
+writes its own files (fabricgen.render.stream). `fan_out` and `run_units` (what
+`render_files` uses) send the rendered text back, split into contiguous slices joined in
+slice order. Either way the output does not depend on N. Where fork is unavailable the work
+runs in this process (same output, one core).
 """
 
 from __future__ import annotations

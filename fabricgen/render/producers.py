@@ -294,9 +294,10 @@ class RenderUnit(NamedTuple):
 def render_units(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS, *, pieces: int) -> list[RenderUnit]:
     """The render split into independent units: the producers sharing the derived cables as one
     (one process derives them once), device configs and device plan fragments each in `pieces`
-    contiguous slices, every other producer whole. Each file comes from exactly one unit, so the output does not depend
-    on the split. Whole producers come first and the small config slices last, so processes
-    taking units in order finish close together. Templates are compiled here, before any fork."""
+    contiguous slices, every other producer whole. Each file comes from exactly one unit, so
+    the output does not depend on the split. Whole producers come first and the small config
+    slices last, so processes taking units in order finish close together. Templates are
+    compiled here, before any fork."""
     producers = tuple(producers)
     units: list[RenderUnit] = []
     sharing = tuple(p for p in producers if p in _SHARING_CABLES)
@@ -312,7 +313,7 @@ def render_units(plan: Plan, context: RenderContext, producers: Iterable[Produce
                 render = partial(_render_devices, (plan, context, chosen), start, stop)
                 slices_of_configs.append(RenderUnit(f"device_configs[{start}:{stop}]", render, False))
         elif producer not in sharing:
-            units.append(RenderUnit(producer.__name__, partial(_tidied, producer, plan, context), producer in _TIDY_BY_CONSTRUCTION))
+            units.append(RenderUnit(producer.__name__, partial(_tidied, producer, plan, context), False))
     return units + slices_of_configs
 
 
