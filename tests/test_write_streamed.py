@@ -5,6 +5,7 @@ guarantee of the writer holds when the files arrive in parts from several proces
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import stat
@@ -243,6 +244,27 @@ def test_an_interrupted_apply_is_finished_by_the_next_streamed_write(tmp_path: P
         "notes/extra.md": b"extra\n",
         "notes/readme.md": b"notes, again\n",
     }
+
+
+def test_a_second_writer_into_the_same_folder_is_refused(tmp_path: Path) -> None:
+    """While one write holds the folder (its stage open, rendering), another must neither
+    discard that stage as an interrupted one nor write: it is refused, nothing touched."""
+    out = tmp_path / "out"
+    _write(out, _config)
+    (out / STAGING / "files").mkdir(parents=True)  # the first writer's stage, mid-render
+    (out / STAGING / "files" / "a.cfg").write_text("staged by the first writer\n")
+    before = _snapshot(out)
+    holder = os.open(out, os.O_RDONLY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(FabricError) as caught:
+            _write(out, _notes, jobs=2)
+        assert "another fabricgen is writing into" in caught.value.diagnostics[0].message
+        assert _snapshot(out) == before
+    finally:
+        os.close(holder)
+    assert _summary(_write(out, _config)) == ([], [], ["configs/a.cfg", "configs/b.cfg"], [])
+    assert not (out / STAGING).exists()
 
 
 KILLED_WHILE_STAGING = """

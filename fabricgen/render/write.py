@@ -7,7 +7,8 @@ and only those paths are ever replaced or removed.
 
 A write is a small transaction inside the output folder:
 
-0. begin: the folder is claimed (a foreign one refused) and an interrupted earlier write
+0. begin: the folder is claimed (a foreign one refused) and locked against a second
+   fabricgen writing into it at the same time (`flock`), and an interrupted earlier write
    finished or discarded, before anything is rendered into it.
 1. stage: every new or changed file is written into `.fabricgen-staging/files/`. `render`
    streams (`write_streamed`, fabricgen.render.stream): each render unit compares its own
@@ -43,12 +44,16 @@ import re
 import secrets
 import shutil
 import stat
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
+
+if sys.platform != "win32":
+    import fcntl
 
 MANIFEST = ".fabricgen-manifest"
 STAGING = ".fabricgen-staging"
@@ -185,6 +190,8 @@ class Transaction:
     owned_before: frozenset[str]
     created: Path | None
     """The outermost folder this write created to hold `out`: removed again if it fails."""
+    lock: int | None = None
+    """The open output folder this write holds an exclusive lock on (see `_lock`)."""
 
 
 def write_streamed(
@@ -203,6 +210,9 @@ def write_streamed(
         except BaseException:
             _abort(transaction)
             raise
+        finally:
+            if transaction.lock is not None:
+                os.close(transaction.lock)
     except OSError as exc:
         where = exc.filename or out
         raise FabricError([Diagnostic(f"cannot write the output folder: {where}: {exc.strerror or exc}")]) from None
@@ -211,6 +221,7 @@ def write_streamed(
 def _begin(out: Path) -> Transaction:
     created = _outermost_missing(out)
     _claim(out)
+    lock = _lock(out)
     try:
         recover(out)
         owned_before = frozenset(_read_manifest(out))
@@ -219,8 +230,34 @@ def _begin(out: Path) -> Transaction:
         (out / STAGING / _FILES).mkdir()
     except BaseException:
         _abort(Transaction(out, False, frozenset(), created))
+        if lock is not None:
+            os.close(lock)
         raise
-    return Transaction(out, fresh, owned_before, created)
+    return Transaction(out, fresh, owned_before, created, lock)
+
+
+def _lock(out: Path) -> int | None:
+    """An exclusive lock on the output folder for the whole write, from before the recovery to
+    the end of the apply: a second fabricgen writing into the same folder would otherwise
+    discard this one's stage as an interrupted one while this one renders into it. The lock is
+    `flock` on the folder itself (no lock file to leave behind), released when the last copy of
+    the descriptor closes (forked workers hold one until they exit) or the process dies."""
+    if sys.platform == "win32":
+        return None
+    descriptor = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise FabricError(
+            [
+                Diagnostic(
+                    f"another fabricgen is writing into {out}; nothing was touched",
+                    hint="wait for it to finish, or render into another folder",
+                )
+            ]
+        ) from None
+    return descriptor
 
 
 def _outermost_missing(out: Path) -> Path | None:
