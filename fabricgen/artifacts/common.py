@@ -42,6 +42,38 @@ def sorted_by_group(items: Iterable[T], group: Callable[[T], Any], within: Calla
     return ordered
 
 
+def natural_order(*columns: Sequence[str]) -> list[int]:
+    """The positions of rows in the order of their columns' natural keys, stably: `sorted(range(n),
+    key=lambda i: tuple(natural_key(column[i]) for column in columns))`.
+
+    Each distinct name is keyed once and ranked, and a row's ranks are folded into one int, so
+    the sort compares ints: at 5,000 switches the cabling table (200,000 cables) and the NetBox
+    interfaces (400,000 rows) otherwise compare tuples of natural keys millions of times.
+    Names with equal natural keys (`a01`, `a1`) share a rank, as they tie in the one sort.
+
+    >>> natural_order(["b", "a", "a", "a"], ["x2", "x10", "x9", "x09"])
+    [2, 3, 1, 0]
+    """
+    ranks = _natural_ranks({name for column in columns for name in column})
+    width = max(ranks.values(), default=0) + 1
+    keys = [0] * (len(columns[0]) if columns else 0)
+    for column in columns:
+        keys = [key * width + ranks[name] for key, name in zip(keys, column, strict=True)]
+    return sorted(range(len(keys)), key=keys.__getitem__)
+
+
+def _natural_ranks(names: set[str]) -> dict[str, int]:
+    """Each name's place among the distinct natural keys of `names`."""
+    ranks: dict[str, int] = {}
+    rank, previous = -1, None
+    for name in sorted(names, key=natural_key):
+        key = natural_key(name)
+        if key != previous:
+            rank, previous = rank + 1, key
+        ranks[name] = rank
+    return ranks
+
+
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """CSV with `\\n` line ends (byte-identical on every OS).
 
