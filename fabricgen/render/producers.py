@@ -14,14 +14,14 @@ from typing import Any
 
 from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox
 from fabricgen.core.catalog import catalog_data, platforms
-from fabricgen.core.model import Device, Plan
+from fabricgen.core.model import Device, Interface, Plan
 from fabricgen.infiniband.render import opensm_files
 from fabricgen.render.context import Producer as Producer
 from fabricgen.render.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
 from fabricgen.render.parallel import fan_out, run_units, slices
 from fabricgen.render.serialize import plan_fragments
 from fabricgen.render.templating import environment
-from fabricgen.render.yamlemit import block_scalar, yaml_text
+from fabricgen.render.yamlemit import block_scalar, plain_texts, yaml_text
 
 _UNTIDY = re.compile(r"[^\S\n]\n|\n\n\n|[^\S\n]\Z")
 _ASCII_RARE_BLANKS = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"
@@ -192,32 +192,37 @@ def _host_vars(device: Device) -> dict[str, Any]:
 def _host_vars_text(device: Device) -> str | None:
     """`yaml_text(_host_vars(device), width=200)` written straight from the plan, keys in sorted
     order, one f-string per list item, without building the data first: at 5,000 switches this
-    is three million lines. None when a string needs the general writer (a space or a line
-    break: no plan name has one); a test pins equality with `yaml_text`."""
+    is three million lines. When every string is a plain name or address (`plain_texts`, one
+    scan per device) each is written as it is; otherwise each through block_scalar. None when a
+    string needs the general writer (a space or a line break: no plan name has one); a test pins
+    equality with `yaml_text`."""
     fabric = [i for i in device.interfaces if i.role in ("uplink", "downlink")]
+    lldp = [i for i in fabric if i.peer_device]
+    texts = [f"configs/{device.name}.cfg", *(i.name for i in device.interfaces)]
+    texts += [text for n in device.bgp_neighbors for text in (n.address, n.peer_device, n.peer_interface)]
+    texts += [text for i in lldp for text in (i.peer_device, i.peer_interface)]
     try:
-        neighbors = [
-            f"- address: {_scalar(n.address)}\n  peer: {_scalar(n.peer_device)}\n"
-            f"  peer_interface: {_scalar(n.peer_interface)}\n  remote_asn: {n.remote_asn}\n"
-            for n in device.bgp_neighbors
-        ]
-        config = f"fabricgen_config: {_scalar(f'configs/{device.name}.cfg')}\n"
-        fabric_names = [f"- {_scalar(i.name)}\n" for i in fabric]
-        lldp = [
-            f"- interface: {_scalar(i.name)}\n  peer: {_scalar(i.peer_device)}\n  peer_interface: {_scalar(i.peer_interface)}\n"
-            for i in fabric
-            if i.peer_device
-        ]
-        roce = [f"- {_scalar(i.name)}\n" for i in device.interfaces if i.roce]
+        return _host_vars_lines(device, fabric, lldp, str if plain_texts(texts) else _scalar)
     except _NeedsGeneralWriter:
         return None
+
+
+def _host_vars_lines(device: Device, fabric: list[Interface], lldp: list[Interface], text: Callable[[str], str]) -> str:
+    """The host_vars of `device`, each string written by `text` (`str` when all are plain)."""
+    neighbors = [
+        f"- address: {text(n.address)}\n  peer: {text(n.peer_device)}\n  peer_interface: {text(n.peer_interface)}\n  remote_asn: {n.remote_asn}\n"
+        for n in device.bgp_neighbors
+    ]
     return "".join(
         (
             _yaml_list("fabricgen_bgp_neighbors", neighbors),
-            config,
-            _yaml_list("fabricgen_fabric_interfaces", fabric_names),
-            _yaml_list("fabricgen_lldp_plan", lldp),
-            _yaml_list("fabricgen_roce_interfaces", roce),
+            f"fabricgen_config: {text(f'configs/{device.name}.cfg')}\n",
+            _yaml_list("fabricgen_fabric_interfaces", [f"- {text(i.name)}\n" for i in fabric]),
+            _yaml_list(
+                "fabricgen_lldp_plan",
+                [f"- interface: {text(i.name)}\n  peer: {text(i.peer_device)}\n  peer_interface: {text(i.peer_interface)}\n" for i in lldp],
+            ),
+            _yaml_list("fabricgen_roce_interfaces", [f"- {text(i.name)}\n" for i in device.interfaces if i.roce]),
         )
     )
 
