@@ -51,12 +51,12 @@ character: plain unless the resolver reads it as a non-string."""
 _DOTTED_NUMBERS = re.compile(r"[0-9]+(?:\.[0-9]+){2,}(?:/[0-9]+)?\Z")
 """An IPv4 address or prefix (hundreds of thousands of distinct ones at 5,000 switches): plain
 without asking the resolver, whose number patterns allow one `.` at most and no `/`."""
-_PLAIN_TEXTS = re.compile(r"(?:(?:[A-Za-z]++[0-9_./:-][A-Za-z0-9_./:-]*+(?<!:)|[0-9]++(?:\.[0-9]++){2,}+(?:/[0-9]++)?+)\n)*+")
+_PLAIN_TEXTS = re.compile(r"(?:(?:(?:\.\./)*+[A-Za-z]++[0-9_./:-][A-Za-z0-9_./:-]*+(?<!:)|[0-9]++(?:\.[0-9]++){2,}+(?:/[0-9]++)?+)\n)*+")
 """Lines each of which yaml_text writes as it is: dotted numbers (as `_DOTTED_NUMBERS`) and plain
 candidates that start with a letter and are not all letters (`Ethernet1/1`, `leaf01`,
-`configs/leaf01.cfg`). Those are strings to the resolver without asking it: the only implicit
-types that start with a letter are the bool and null words (`yes`, `Off`, `null`), letters
-only. Possessive quantifiers: nothing to backtrack into, a third faster."""
+`configs/leaf01.cfg`), also after `../`. Those are strings to the resolver without asking it:
+the only implicit types that start with a letter are the bool and null words (`yes`, `Off`,
+`null`), letters only, and those that start with a dot are numbers (`.5`, `.inf`). Possessive quantifiers: nothing to backtrack into, a third faster."""
 _UNWRAPPED = 1 << 30
 """A width no line reaches: a scalar's text as libyaml writes it when nothing wraps."""
 _DEFAULT_WIDTH = 80
