@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 
-from fabricgen.artifacts.common import csv_text, metres, natural_key, sorted_by_group
+from fabricgen.artifacts.common import csv_text, metres, natural_key, natural_order
 from fabricgen.core.model import SM_LINK, Plan, SubnetManager
 from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
@@ -83,7 +83,7 @@ def _interfaces(plan: Plan) -> list[tuple[str, str, str, str, str]]:
         if link.kind == SM_LINK and link.a.device in hosts:
             kind = nic_types.get(hosts[link.a.device].nic_model, "other")
             rows.append((link.a.device, link.a.interface, kind, "true", f"{link.z.device} {link.z.interface}"))
-    return sorted_by_group(rows, lambda r: natural_key(r[0]), lambda r: natural_key(r[1]))
+    return [rows[i] for i in natural_order([row[0] for row in rows], [row[1] for row in rows])]
 
 
 def _devices(plan: Plan) -> list[tuple[str, ...]]:
