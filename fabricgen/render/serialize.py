@@ -177,8 +177,8 @@ def plan_fragments(plan: Plan) -> dict[str, str]:
     over 100 MB, so they go with their device rather than into the fabric-wide file. Links or
     servers naming no device of the plan stay in `plan/fabric.json`."""
     data = _plan_data(plan)
-    links = _by_owner(plan, ((link, link.a.device, link.z.device) for link in plan.links))
-    servers = _by_owner(plan, ((server, server.leaf, "") for server in plan.servers))
+    links = _by_owner(plan, plan.links, [link.a.device for link in plan.links], [link.z.device for link in plan.links])
+    servers = _by_owner(plan, plan.servers, [server.leaf for server in plan.servers], [""] * len(plan.servers))
     data["devices"] = [{key: getattr(device, key) for key in _INDEX_FIELDS} for device in plan.devices]
     data["links"] = links[""]
     data["servers"] = servers[""]
@@ -192,21 +192,23 @@ def plan_fragments(plan: Plan) -> dict[str, str]:
     return files
 
 
-def _by_owner(plan: Plan, items: Iterable[tuple[Any, str, str]]) -> dict[str, list[Any]]:
-    """Items by the first of their two candidate owners that is a device, in plan order, under
-    "" when neither is; a list for every device (empty when it owns nothing)."""
+def _by_owner(plan: Plan, items: tuple[Any, ...], firsts: list[str], seconds: list[str]) -> dict[str, list[Any]]:
+    """Items by the first of their two candidate owners (`firsts[i]`, `seconds[i]`) that is a
+    device, in plan order, under "" when neither is; a list for every device (empty when it
+    owns nothing)."""
     groups: dict[str, list[Any]] = {device.name: [] for device in plan.devices}
-    groups[""] = []
-    for item, first, second in items:
+    nobody: list[Any] = []
+    for item, first, second in zip(items, firsts, seconds, strict=True):
         group = groups.get(first) if first else None
         if group is None:
-            group = groups.get(second) if second else None
-        (groups[""] if group is None else group).append(item)
+            group = groups.get(second, nobody) if second else nobody
+        group.append(item)
+    groups[""] = nobody
     return groups
 
 
-def _compact(value: Any, ordered: bool = False) -> str:
-    return orjson.dumps(value, default=_fields_as_dict, option=_COMPACT_ORDERED if ordered else _COMPACT).decode("utf-8")
+def _compact(value: Any, ordered: bool = False) -> bytes:
+    return orjson.dumps(value, default=_fields_as_dict, option=_COMPACT_ORDERED if ordered else _COMPACT)
 
 
 _INDENTED = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
@@ -216,7 +218,7 @@ def lines_json(data: dict[str, Any], ordered: bool = False) -> str:
     """A JSON object with sorted keys, a key per line, a non-empty list's items one per line.
 
     One orjson call per object: a list of scalars is written as orjson indents it, a list of
-    objects as its items' compact lines (`_item_lines`), any other object compact on its key's
+    objects as its items' compact lines (`_list_block`), any other object compact on its key's
     line, the last two as `orjson.Fragment`s (written as they are). At 5,000 switches that is
     one call per device instead of two per key. `ordered`: the values' keys are in order already
     (`_key_ordered`), only the top level's are sorted.
@@ -237,7 +239,8 @@ def lines_json(data: dict[str, Any], ordered: bool = False) -> str:
     """
     if not data:
         return "{\n}\n"
-    return orjson.dumps({key: _line_value(value, ordered) for key, value in data.items()}, option=_INDENTED).decode("utf-8")
+    values = {key: value if type(value) in _SCALARS else _line_value(value, ordered) for key, value in data.items()}
+    return orjson.dumps(values, option=_INDENTED).decode("utf-8")
 
 
 def _line_value(value: Any, ordered: bool) -> Any:
@@ -247,28 +250,35 @@ def _line_value(value: Any, ordered: bool) -> Any:
     if isinstance(value, list | tuple):
         if not value or all(type(item) in _SCALARS for item in value):
             return value
-        return orjson.Fragment(f"[\n{_item_lines(value, ordered)}\n  ]")
+        return orjson.Fragment(_list_block(value, ordered))
     return orjson.Fragment(_compact(value, ordered))
 
 
-def _item_lines(items: list[Any] | tuple[Any, ...], ordered: bool = False) -> str:
-    """The items of a non-empty list, one compact JSON value per line (4 spaces in, "," between).
+_SEAM = b"},{"
+_CUT = b"},\n    {"
+
+
+def _list_block(items: list[Any] | tuple[Any, ...], ordered: bool) -> bytes:
+    """A non-empty list as `lines_json` writes it under its key: one compact JSON value per line
+    (4 spaces in, "," between), then `  ]`.
 
     A list of objects (dataclasses, dicts: every list of the plan) is encoded in one orjson call
-    and cut at its `},{` seams: at 5,000 switches that is one call per list instead of one per
-    item (over a million). The cut is right exactly when there are as many pieces as items (a
-    `},{` inside a string would make one more); otherwise, or for other values, item by item.
+    and cut at its `},{` seams (as bytes: no decoding until the whole object is written): at
+    5,000 switches that is one call per list instead of one per item (over a million). The cut
+    is right exactly when there are as many pieces as items (a `},{` inside a string, or between
+    objects nested in an item, would make more); otherwise, or for other values, item by item.
 
-    >>> print(_item_lines([{"b": "},{", "a": 1}, {}]))
+    >>> print(_list_block([{"b": "},{", "a": 1}, {}], False).decode())
+    [
         {"a":1,"b":"},{"},
         {}
+      ]
     """
-    if all(dataclasses.is_dataclass(kind) or kind is dict for kind in {type(item) for item in items}):
-        text = _compact(items, ordered)
-        pieces = text[2:-2].split("},{")
+    if all(kind is dict or dataclasses.is_dataclass(kind) for kind in set(map(type, items))):
+        pieces = _compact(items, ordered)[2:-2].split(_SEAM)
         if len(pieces) == len(items):
-            return "    {" + "},\n    {".join(pieces) + "}"
-    return ",\n".join(f"    {_compact(item, ordered)}" for item in items)
+            return b"[\n    {" + _CUT.join(pieces) + b"}\n  ]"
+    return b"[\n" + b",\n".join([b"    " + _compact(item, ordered) for item in items]) + b"\n  ]"
 
 
 def join_fragments(fabric: dict[str, Any], devices: dict[str, dict[str, Any]]) -> dict[str, Any]:
