@@ -142,19 +142,26 @@ def _decide_scalar(text: str) -> str:
     return written[2:-1]
 
 
-def plain_texts(texts: list[str]) -> bool:
+def plain_texts(texts: list[str], known: set[str] | None = None) -> bool:
     """Whether `block_scalar` writes each of `texts` as it is, found by one regular-expression
     scan over them all (a false answer only means "ask block_scalar"). Producers that write a
     fixed YAML shape directly check a whole file's strings at once: at 5,000 switches the Ansible
     host_vars and the lab topology hold millions of strings, nearly all names and addresses.
+    `known`: names found plain already, skipped and added to (interface and device names recur
+    in every file of a render; addresses do not, and are not kept).
 
     >>> plain_texts(["Ethernet1/1", "10.0.0.1", "leaf01"]), plain_texts(["leaf01", "yes"]), plain_texts(["leaf 01"])
     (True, False, False)
     """
-    if not texts:
+    fresh = texts if known is None else list(set(texts).difference(known))
+    if not fresh:
         return True
-    joined = "\n".join(texts) + "\n"
-    return joined.count("\n") == len(texts) and _PLAIN_TEXTS.fullmatch(joined) is not None
+    joined = "\n".join(fresh) + "\n"
+    if joined.count("\n") != len(fresh) or _PLAIN_TEXTS.fullmatch(joined) is None:
+        return False
+    if known is not None:
+        known.update(text for text in fresh if not text[0].isdigit())
+    return True
 
 
 def block_scalar(text: str) -> str | None:
