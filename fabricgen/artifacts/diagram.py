@@ -68,7 +68,9 @@ def _small_pod(plan: Plan, detail_limit: int, notes: list[str]) -> list[str] | N
     if not all(d.pod <= 1 and d.role != "superspine" for d in plan.devices):
         return None
     role_of = {d.name: d.role for d in plan.devices}
-    pairs: Counter[tuple[str, str, int]] = Counter((link.a.device, link.z.device, link.speed) for link in plan.links if link.a.device in role_of)
+    pairs: Counter[tuple[str, str, int]] = Counter(
+        (link.a.device, link.z.device, link.speed) for link in plan.links if link.a.device in role_of
+    )
     return _every_switch(plan, role_of, pairs, notes) if len(pairs) <= detail_limit else None
 
 

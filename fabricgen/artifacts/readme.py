@@ -109,7 +109,9 @@ def _roce(plan: Plan) -> str:
 def _headroom(plan: Plan) -> str:
     """PFC headroom per kind of port: one row per distinct (cable kind, speed, length, MTU,
     headroom), with how many switch ports need it, so a 5,000-switch fabric stays a short table."""
-    headroom = {d.name: ports for d in plan.devices if (ports := {i.name: i.pfc_headroom_bytes for i in d.interfaces if i.pfc_headroom_bytes})}
+    headroom = {
+        d.name: ports for d in plan.devices if (ports := {i.name: i.pfc_headroom_bytes for i in d.interfaces if i.pfc_headroom_bytes})
+    }
     rows: Counter[tuple[str, int, float, int, int]] = Counter()
     none: dict[str, int] = {}
     for link in plan.links:  # by device, then port: no key tuple built per link end

@@ -19,12 +19,12 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from fabricgen.core.model import Device, Endpoint, Link, Plan, Server
+from fabricgen.core.model import Device, Link, Plan, Server
 
 _OPTIONS = (
     orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -54,6 +54,7 @@ def _dict_builder(cls: type) -> Callable[[Any], dict[str, Any]]:
     """`lambda value: {"a": value.a, "b": value.b}` for a dataclass (its field names are
     identifiers, from the class itself, so the generated source holds nothing from the inventory).
 
+    >>> from fabricgen.core.model import Endpoint
     >>> _dict_builder(Endpoint)(Endpoint("leaf1", "Ethernet1/1", 1))
     {'device': 'leaf1', 'interface': 'Ethernet1/1', 'port': 1}
     """
@@ -110,6 +111,7 @@ def _key_ordered(hint: Any, seen: frozenset[type] = frozenset()) -> bool:
     scalars, and dataclasses (their builders sort their keys) of such values or tuples of them,
     but no dict. Sorting keys is half of orjson's time on the plan's lists.
 
+    >>> from fabricgen.core.model import Endpoint
     >>> _key_ordered(Endpoint), _key_ordered(dict[str, int]), _key_ordered(tuple[Endpoint, ...] | None)
     (True, False, True)
     """
