@@ -70,17 +70,18 @@ def rows_of(rows: list[Cable]) -> tuple[list[str], list[str]]:
     """The CSV lines (NETBOX_COLUMNS, breakout cables left out) and the Markdown table lines
     (MD_COLUMNS, one per cable, in `rows` order), line ends included.
 
-    Cables of one kind (Choice, cords, length, speed) share every column but their ends', so a
+    Cables of one kind (Choice, links sharing each end's cage, length, speed) share every column
+    but their ends' (the cords and whether it is a breakout cable follow from the first two), so a
     kind's columns are written once (`_Kind`) and a cable's lines are one f-string each. Whether
     any cell needs quoting or escaping is checked once on the whole text: a cell with a `,` or a
     `|` or a line break of its own adds one to the count of separators; then every line is
     written again by the general writers (`_general_rows`)."""
     csv_lines: list[str] = []
     md_lines: list[str] = []
-    kinds: dict[tuple[int, int, float, int, bool], _Kind] = {}
+    kinds: dict[tuple[int, int, int, float, int], _Kind] = {}
     for cable in rows:
         link = cable.link
-        key = (id(cable.choice), len(cable.items.cables), link.length_m, link.speed, cable.breakout)
+        key = (id(cable.choice), cable.a.shared, cable.z.shared, link.length_m, link.speed)  # decides cords and breakout
         kind = kinds.get(key)
         if kind is None:
             kind = kinds[key] = _Kind.of(cable)
