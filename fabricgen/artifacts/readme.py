@@ -114,7 +114,7 @@ def _headroom(plan: Plan) -> str:
     }
     rows: Counter[tuple[str, int, float, int, int]] = Counter()
     none: dict[str, int] = {}
-    for link in plan.links:  # by device, then port: no key tuple built per link end
+    for link in plan.links if headroom else ():  # by device, then port: no key tuple built per link end
         a, z = link.a, link.z
         for bytes_ in (headroom.get(a.device, none).get(a.interface), headroom.get(z.device, none).get(z.interface)):
             if bytes_:
