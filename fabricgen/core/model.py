@@ -7,55 +7,13 @@ format, they do not decide.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, TypeVar
+from dataclasses import field
+from typing import Any
 
-_Cls = TypeVar("_Cls", bound=type)
-
-
-def slot_init(cls: _Cls) -> _Cls:
-    """Give a frozen, slotted dataclass an `__init__` that stores each field through its slot
-    descriptor instead of `object.__setattr__(self, name, value)`, the frozen dataclass's way.
-
-    WHY: a plan at 5,000 switches holds about a million Interfaces, BGP neighbors, links,
-    endpoints and server NICs; the frozen `__init__` was 3.6 CPU-s of the plan, and a slot
-    descriptor's `__set__` takes about half the time of `object.__setattr__` (measured 0.55 s
-    against 1.0 s for 200,000 Interfaces). Same parameters, defaults, order and keyword names, so
-    callers, `dataclasses.replace`, equality, hashing, repr and immutability are unchanged (the
-    class keeps its frozen `__setattr__`). Only plain defaults are supported (no factories, no
-    `__post_init__`), which is what the hot classes have.
-
-    >>> @slot_init
-    ... @dataclass(frozen=True, slots=True)
-    ... class Pair:
-    ...     left: int
-    ...     right: str = "r"
-    >>> Pair(1), Pair(left=2, right="x") == Pair(2, "x")
-    (Pair(left=1, right='r'), True)
-    """
-    params, body, names = [], [], {}
-    for spec in fields(cls):
-        if spec.default_factory is not MISSING or not spec.init:
-            raise TypeError(f"{cls.__name__}.{spec.name}: slot_init needs a plain field")
-        names[f"_set_{spec.name}"] = cls.__dict__[spec.name].__set__
-        if spec.default is MISSING:
-            params.append(spec.name)
-        else:
-            names[f"_default_{spec.name}"] = spec.default
-            params.append(f"{spec.name}=_default_{spec.name}")
-        body.append(f"    _set_{spec.name}(self, {spec.name})")
-    if hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__}: slot_init does not call __post_init__")
-    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
-    # The source is built above from the class's own field names; its file name tells profiles apart.
-    exec(compile(source, f"<slot_init {cls.__qualname__}>", "exec"), names)
-    init = names["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    setattr(cls, "__init__", init)  # noqa: B010 - mypy refuses a direct assignment to __init__
-    return cls
+from fabricgen.core.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Model:
     """One hardware catalog entry."""
 
@@ -94,7 +52,7 @@ class Model:
         return self.breakouts.get(speed, 0)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NicModel:
     """A server NIC / HCA model from the catalog (`nics:`): the cage it puts at the server end."""
 
@@ -109,7 +67,7 @@ class NicModel:
     """NetBox interface type of its ports per transport (roce, infiniband)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Platform:
     """Facts about one operating system (from data/platforms.yml)."""
 
@@ -157,8 +115,7 @@ class Platform:
         return pattern.format(port=port, sub=sub, lane=lane)
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class Interface:
     """A configured port of a device. `role`: uplink, downlink (to a lower tier), server (routed
     /31), server-l2 (access port in the leaf's server VLAN), svi (the server VLAN's gateway), sm
@@ -187,7 +144,7 @@ class Interface:
     """A RoCE host port that runs IEEE DCBX (`roce.dcbx`, where the platform has a per-port command)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Breakout:
     """A cage run as several logical ports: `count` x `speed` G."""
 
@@ -196,8 +153,7 @@ class Breakout:
     speed: int
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class BgpNeighbor:
     address: str
     remote_asn: int
@@ -209,7 +165,7 @@ class BgpNeighbor:
     """True when the peer group carries this neighbor's remote-as (a tier sharing one ASN)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PeerGroup:
     """A BGP peer group (EOS) or peer template (NX-OS); `remote_asn` 0 when set per neighbor."""
 
@@ -217,7 +173,7 @@ class PeerGroup:
     remote_asn: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Device:
     name: str
     role: str
@@ -269,15 +225,14 @@ class Device:
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class Endpoint:
     device: str
     interface: str
     port: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Choice:
     """The media of one cable (chosen by `plan/media.py`). `cable_part` is the copper/AOC cable
     or the fibre patch cord (a 1:N splitter cord when several links share one optical port);
@@ -307,8 +262,7 @@ SM_ROLE = "sm"
 """Cables whose A end is a host (a server or an SM host), not a switch."""
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class Link:
     """One cable. A end is the lower tier (server, SM host or leaf), Z end the upper. `media` is
     set by the media pass (None only while the planner is still wiring)."""
@@ -331,8 +285,7 @@ class Link:
         return self.kind in HOST_LINK_KINDS
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class ServerNic:
     nic: int
     leaf: str
@@ -346,7 +299,7 @@ class ServerNic:
     """Rail (1-based position of `leaf` in its scalable unit) with rail attachment; 0 otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Server:
     name: str
     leaf: str
@@ -360,7 +313,7 @@ class Server:
     """Catalog NIC model of its ports (`servers.nic`); names an entry of Plan.nics."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QosQueue:
     """One egress queue (traffic class) of a platform's RoCE profile, as its config names it."""
 
@@ -375,7 +328,7 @@ class QosQueue:
     no_drop: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QosProfile:
     """The RoCE policy resolved for one platform: names, classes and queue lists to print."""
 
@@ -399,7 +352,7 @@ class QosProfile:
     """Rate-counter interval (s) of RoCE ports where the default is too coarse; 0 keeps the default."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RocePolicy:
     no_drop_priority: int
     dscp_data: int
@@ -430,7 +383,7 @@ class RocePolicy:
         return (self.dscp_data << 2) | 2
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PoolUsage:
     """How much of an address pool the plan uses. `needed` is one past the highest offset
     allocated (slots reserved for growth count), `used` the addresses actually assigned."""
@@ -443,7 +396,7 @@ class PoolUsage:
     capacity: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Oversubscription:
     device: str
     downlink_gbps: int
@@ -454,7 +407,7 @@ class Oversubscription:
         return self.downlink_gbps / self.uplink_gbps if self.uplink_gbps else float("inf")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SubnetManager:
     """One OpenSM instance. It runs on a planned server's HCA (`server` set) or on a dedicated
     host cabled to `leaf` port `leaf_port`. `port_guid` is what OpenSM binds to (`guid`)."""
@@ -472,7 +425,7 @@ class SubnetManager:
     plan link of kind `sm-leaf` whose media the same rule chooses."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Partition:
     """A tenant partition. `members` are the inventory's patterns; `hosts` and `port_guids`
     what they resolved to (sorted), so templates print GUIDs and never match names."""
@@ -497,13 +450,13 @@ class Partition:
         return f"0x{self.pkey:04x}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeName:
     guid: str
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InfinibandPlan:
     """Everything OpenSM needs, computed: the templates in templates/opensm/ only print it."""
 
@@ -555,7 +508,7 @@ class InfinibandPlan:
         return f"{self.routing_engine},no_fallback" if self.no_fallback else self.routing_engine
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Services:
     ntp: tuple[str, ...]
     syslog: tuple[str, ...]
@@ -564,7 +517,7 @@ class Services:
     timezone: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TierLinks:
     """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
     between each lower and upper device of a group), `server-leaf` (`per_pair` NICs per server)
@@ -576,7 +529,7 @@ class TierLinks:
     links: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Pin:
     """A value the inventory pins on one device (`key` under its `nodes:` entry), and where:
     checks point at the pin, not at the tier's default."""
@@ -588,7 +541,7 @@ class Pin:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class JobInput:
     """One `jobs:` entry for `fabricgen analyze`, as written (the analyzer applies its schema
     defaults), with the positions of its keys (dotted, relative to the job; "" is the job)."""
@@ -598,7 +551,7 @@ class JobInput:
     positions: dict[str, tuple[int, int]]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Plan:
     name: str
     description: str
