@@ -1,0 +1,133 @@
+"""The on-disk cache of compiled built-in templates: the configs are the same with it and
+without it, a cached template is not compiled again, a changed text is, and a folder that is
+not private, a damaged file or a folder that cannot be made means compiling as before."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from fabricgen.core.model import Plan
+from fabricgen.render.context import RenderContext
+from fabricgen.render.producers import device_configs
+from fabricgen.render.template_cache import TemplateCache, template_cache
+from fabricgen.render.templating import _options, environment
+from tests.conftest import example_plan
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private XDG cache folder, and fresh environments before and after the test."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("FABRICGEN_NO_CACHE", raising=False)
+    environment.cache_clear()
+    yield tmp_path / "cache"
+    environment.cache_clear()
+
+
+def _configs(plan: Plan) -> dict[str, str]:
+    environment.cache_clear()  # a new process, as far as the templates are concerned
+    return device_configs(plan, RenderContext())
+
+
+def _cached_files(cache_home: Path) -> list[Path]:
+    return sorted(cache_home.glob("fabricgen/templates-*/*.code"))
+
+
+def _refuse_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    def compile_refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled although cached")
+
+    monkeypatch.setattr(jinja2.Environment, "compile", compile_refused)
+
+
+def test_configs_are_the_same_from_the_cache(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = example_plan("pod-mixed")  # EOS and NX-OS switches: two device templates
+    monkeypatch.setenv("FABRICGEN_NO_CACHE", "1")
+    uncached = _configs(plan)
+    assert not _cached_files(cache_home)
+    monkeypatch.delenv("FABRICGEN_NO_CACHE")
+    assert _configs(plan) == uncached  # compiled, then written to the cache
+    assert {p.name for p in _cached_files(cache_home)} and len(_cached_files(cache_home)) == 2
+    _refuse_compiling(monkeypatch)
+    assert _configs(plan) == uncached  # loaded, not compiled
+
+
+def test_a_changed_text_is_compiled_again(cache_home: Path) -> None:
+    env = jinja2.Environment()
+    cache = template_cache(env, {})
+    assert cache is not None
+    first = cache.get_bucket(env, "t.j2", "/x/t.j2", "one {{ a }}")
+    first.code = env.compile("one {{ a }}")
+    cache.set_bucket(first)
+    assert cache.get_bucket(env, "t.j2", "/x/t.j2", "one {{ a }}").code is not None
+    assert cache.get_bucket(env, "t.j2", "/x/t.j2", "two {{ a }}").code is None
+
+
+def test_a_damaged_file_is_compiled_again(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = example_plan("pod-roce-400g")
+    expected = _configs(plan)
+    (cached,) = _cached_files(cache_home)
+    header = cached.read_bytes().split(b"\n", 1)[0] + b"\n"
+    cached.write_bytes(header + b"\x00not marshalled code")
+    assert _configs(plan) == expected
+    cached.write_bytes(header[:-5])
+    assert _configs(plan) == expected
+    _refuse_compiling(monkeypatch)
+    assert _configs(plan) == expected  # the damaged file was replaced
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o755])
+def test_a_folder_others_can_reach_is_not_used(cache_home: Path, mode: int) -> None:
+    env = jinja2.Environment()
+    cache = template_cache(env, {})
+    assert isinstance(cache, TemplateCache)
+    os.chmod(cache.directory, mode)
+    assert template_cache(env, {}) is None
+
+
+def test_a_folder_of_another_user_is_not_used(cache_home: Path) -> None:
+    env = jinja2.Environment()
+    cache = template_cache(env, {})
+    assert isinstance(cache, TemplateCache)
+    if os.getuid() != 0:
+        pytest.skip("changing a folder's owner needs root")
+    os.chown(cache.directory, 4242, 4242)
+    assert template_cache(env, {}) is None
+
+
+def test_a_link_is_not_used(cache_home: Path, tmp_path: Path) -> None:
+    env = jinja2.Environment()
+    cache = template_cache(env, {})
+    assert isinstance(cache, TemplateCache)
+    target = tmp_path / "elsewhere"
+    Path(cache.directory).rename(target)
+    Path(cache.directory).symlink_to(target)
+    assert template_cache(env, {}) is None
+
+
+def test_no_folder_means_no_cache(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache_home.write_text("a file where the folder would go")
+    assert template_cache(jinja2.Environment(), {}) is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    assert template_cache(jinja2.Environment(), {}) is None
+    assert _configs(example_plan("pod-roce-400g"))  # renders all the same
+
+
+def test_environments_that_compile_differently_do_not_share_a_folder(cache_home: Path) -> None:
+    options = _options()
+    plain = template_cache(jinja2.Environment(**options), options)  # type: ignore[arg-type]
+    other = template_cache(jinja2.Environment(), {})
+    sandboxed = template_cache(jinja2.sandbox.ImmutableSandboxedEnvironment(**options), options)  # type: ignore[arg-type]
+    assert plain and other and sandboxed
+    assert len({plain.directory, other.directory, sandboxed.directory}) == 3
+
+
+def test_user_templates_are_not_cached(cache_home: Path, tmp_path: Path) -> None:
+    (tmp_path / "eos").mkdir()
+    assert environment((tmp_path,)).bytecode_cache is None
+    assert environment().bytecode_cache is not None
