@@ -9,26 +9,25 @@ checksum matches, so an edited template is compiled afresh. Only the built-in te
 cached (`templating.environment`).
 Jinja's and Python's versions and the environment's class and options name the cache folder.
 
-The cache is code that this process will run, so it is used only from a folder that the user
-owns and that no one else can write to (`$XDG_CACHE_HOME/fabricgen/`, by default
-`~/.cache/fabricgen/`, like Python's own `__pycache__`), and its files hold nothing but a
-header and the marshalled code (Jinja's own file cache also unpickles). Any problem with it
-(no home folder, a read-only or foreign folder, a damaged file) means compiling as before,
-never an error. `FABRICGEN_NO_CACHE=1` turns it off.
+The cache is code that this process will run, so it lives in a private folder of the user's
+cache (`core/usercache.py`: owned by the user, no one else can write to it, like Python's own
+`__pycache__`), and its files hold nothing but a header and the marshalled code (Jinja's own
+file cache also unpickles). Any problem with it means compiling as before, never an error;
+`FABRICGEN_NO_CACHE=1` turns it off.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
 import os
-import stat
 import sys
 from types import CodeType
 
 import jinja2
 from jinja2.bccache import Bucket
+
+from fabricgen.core.usercache import private_cache_dir, write_atomically
 
 
 class TemplateCache(jinja2.BytecodeCache):
@@ -62,20 +61,8 @@ class TemplateCache(jinja2.BytecodeCache):
             bucket.code = code
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        """Written to a file of this process's own and renamed into place, so another render
-        reading the cache at the same time sees the old file or the new one, never half."""
-        if bucket.code is None:
-            return
-        path = self._path(bucket)
-        partial = f"{path}.{os.getpid()}.tmp"
-        try:
-            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(descriptor, "wb") as file:
-                file.write(self._header(bucket) + marshal.dumps(bucket.code))
-            os.replace(partial, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(partial)
+        if bucket.code is not None:
+            write_atomically(self._path(bucket), self._header(bucket) + marshal.dumps(bucket.code))
 
     def clear(self) -> None:
         for name in os.listdir(self.directory):
@@ -85,10 +72,8 @@ class TemplateCache(jinja2.BytecodeCache):
 
 def template_cache(env: jinja2.Environment, options: dict[str, object]) -> TemplateCache | None:
     """The cache for `env`, made with `options`, or None when there is no private cache folder
-    to use (or `FABRICGEN_NO_CACHE` is set). Environments that could compile a text differently
-    (another class, option, filter or test name, Jinja or Python) use different folders."""
-    if os.environ.get("FABRICGEN_NO_CACHE") or not hasattr(os, "getuid"):
-        return None
+    to use. Environments that could compile a text differently (another class, option, filter
+    or test name, Jinja or Python) use different folders."""
     kind = type(env)
     identity = repr(
         (
@@ -102,21 +87,5 @@ def template_cache(env: jinja2.Environment, options: dict[str, object]) -> Templ
         )
     )
     tag = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):
-        return None  # no home folder (`~` left as it was), or a relative XDG path: not ours to guess
-    directory = os.path.join(base, "fabricgen", f"templates-{tag[:16]}")
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        private = _private(os.path.dirname(directory), group_readable=True) and _private(directory, group_readable=False)
-    except OSError:
-        return None
-    return TemplateCache(directory, tag) if private else None
-
-
-def _private(path: str, *, group_readable: bool) -> bool:
-    """`path` is a real folder (not a link), owned by this user, that no one else can write to
-    (and, unless `group_readable`, read)."""
-    info = os.lstat(path)
-    forbidden = 0o022 if group_readable else 0o077
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not stat.S_IMODE(info.st_mode) & forbidden
+    directory = private_cache_dir(f"templates-{tag[:16]}")
+    return None if directory is None else TemplateCache(directory, tag)

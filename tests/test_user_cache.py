@@ -1,6 +1,7 @@
-"""The on-disk cache of compiled built-in templates: the configs are the same with it and
-without it, a cached template is not compiled again, a changed text is, and a folder that is
-not private, a damaged file or a folder that cannot be made means compiling as before."""
+"""The user's cache of fixed work: compiled built-in templates and parsed data files. The
+configs and the data are the same with it and without it, a cached entry is not made again, a
+changed text is, and a folder that is not private, a damaged file or a folder that cannot be
+made means doing the work as before."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from pathlib import Path
 
 import jinja2
 import pytest
+import yaml
 
+from fabricgen.core import catalog
 from fabricgen.core.model import Plan
+from fabricgen.core.usercache import parsed, private_cache_dir
 from fabricgen.render.context import RenderContext
 from fabricgen.render.producers import device_configs
 from fabricgen.render.template_cache import TemplateCache, template_cache
@@ -32,6 +36,9 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 def _configs(plan: Plan) -> dict[str, str]:
     environment.cache_clear()  # a new process, as far as the templates are concerned
     return device_configs(plan, RenderContext())
+
+
+DATA_FILES = sorted(p.name for p in (Path(catalog.__file__).parent.parent / "data").glob("*.yml"))
 
 
 def _cached_files(cache_home: Path) -> list[Path]:
@@ -131,3 +138,43 @@ def test_user_templates_are_not_cached(cache_home: Path, tmp_path: Path) -> None
     (tmp_path / "eos").mkdir()
     assert environment((tmp_path,)).bytecode_cache is None
     assert environment().bytecode_cache is not None
+
+
+@pytest.mark.parametrize("name", DATA_FILES)
+def test_data_files_are_the_same_from_the_cache(name: str, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (Path(catalog.__file__).parent.parent / "data" / name).read_text(encoding="utf-8")
+    expected = yaml.safe_load(text)
+    first = catalog._read_data.__wrapped__(name)  # parsed, then cached
+    assert (cache_home / "fabricgen" / "data" / f"{name}.marshal").is_file()
+
+    def parse_refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(yaml, "load", parse_refused)
+    again = catalog._read_data.__wrapped__(name)
+    assert first == again == expected
+    assert repr(first) == repr(again) == repr(expected)  # the same key types and order too
+
+
+def test_a_changed_or_damaged_data_file_is_parsed_again(cache_home: Path) -> None:
+    calls: list[str] = []
+
+    def parse(text: str) -> dict[str, str]:
+        calls.append(text)
+        return {"text": text}
+
+    assert parsed("t.yml", "one", parse, "1") == {"text": "one"}
+    assert parsed("t.yml", "one", parse, "1") == {"text": "one"} and calls == ["one"]
+    assert parsed("t.yml", "two", parse, "1") == {"text": "two"} and calls == ["one", "two"]
+    assert parsed("t.yml", "two", parse, "2") == {"text": "two"} and len(calls) == 3  # another parser
+    cached = cache_home / "fabricgen" / "data" / "t.yml.marshal"
+    cached.write_bytes(cached.read_bytes()[:-3])
+    assert parsed("t.yml", "two", parse, "2") == {"text": "two"} and len(calls) == 4
+
+
+def test_no_cache_when_turned_off(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABRICGEN_NO_CACHE", "1")
+    assert private_cache_dir("data") is None
+    assert template_cache(jinja2.Environment(), {}) is None
+    assert parsed("t.yml", "x", lambda text: [text], "1") == ["x"]
+    assert not (cache_home / "fabricgen" / "data").exists()
