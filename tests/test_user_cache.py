@@ -6,10 +6,13 @@ made means doing the work as before."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import jinja2
+import jinja2.compiler
+import jinja2.sandbox
 import pytest
 import yaml
 
@@ -130,8 +133,27 @@ def test_environments_that_compile_differently_do_not_share_a_folder(cache_home:
     plain = template_cache(jinja2.Environment(**options), options)  # type: ignore[arg-type]
     other = template_cache(jinja2.Environment(), {})
     sandboxed = template_cache(jinja2.sandbox.ImmutableSandboxedEnvironment(**options), options)  # type: ignore[arg-type]
-    assert plain and other and sandboxed
-    assert len({plain.directory, other.directory, sandboxed.directory}) == 3
+    generated = template_cache(_OwnCodeEnvironment(**options), options)  # type: ignore[arg-type]
+    assert plain and other and sandboxed and generated
+    assert len({plain.directory, other.directory, sandboxed.directory, generated.directory}) == 4
+
+
+class _OwnCodeGenerator(jinja2.compiler.CodeGenerator):
+    """A code generator outside Jinja: the source of this module keys the cache."""
+
+
+class _OwnCodeEnvironment(jinja2.Environment):
+    code_generator_class = _OwnCodeGenerator
+
+
+def test_the_source_of_a_code_generator_keys_the_cache(cache_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env = _OwnCodeEnvironment()
+    before = template_cache(env, {})
+    edited = tmp_path / "edited_generator.py"
+    edited.write_text(Path(__file__).read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "__file__", str(edited))
+    after = template_cache(env, {})
+    assert before and after and before.directory != after.directory
 
 
 def test_user_templates_are_not_cached(cache_home: Path, tmp_path: Path) -> None:

@@ -7,10 +7,54 @@ format, they do not decide.
 
 from __future__ import annotations
 
-from dataclasses import field
-from typing import Any
+from dataclasses import MISSING, dataclass, field, fields  # noqa: F401 - dataclass: slot_init's doctest
+from typing import Any, TypeVar
 
 from fabricgen.core.records import record
+
+_Cls = TypeVar("_Cls", bound=type)
+
+
+def slot_init(cls: _Cls) -> _Cls:
+    """Give a frozen, slotted dataclass an `__init__` that stores each field through its slot
+    descriptor instead of `object.__setattr__(self, name, value)`, the frozen dataclass's way.
+
+    WHY: a plan at 5,000 switches holds about a million Interfaces, BGP neighbors, links,
+    endpoints and server NICs; the frozen `__init__` was 3.6 CPU-s of the plan, and a slot
+    descriptor's `__set__` takes about half the time of `object.__setattr__` (measured 0.55 s
+    against 1.0 s for 200,000 Interfaces). Same parameters, defaults, order and keyword names, so
+    callers, `dataclasses.replace`, equality, hashing, repr and immutability are unchanged (the
+    class keeps its frozen `__setattr__`). Only plain defaults are supported (no factories, no
+    `__post_init__`), which is what the hot classes have.
+
+    >>> @slot_init
+    ... @dataclass(frozen=True, slots=True)
+    ... class Pair:
+    ...     left: int
+    ...     right: str = "r"
+    >>> Pair(1), Pair(left=2, right="x") == Pair(2, "x")
+    (Pair(left=1, right='r'), True)
+    """
+    params, body, names = [], [], {}
+    for spec in fields(cls):
+        if spec.default_factory is not MISSING or not spec.init:
+            raise TypeError(f"{cls.__name__}.{spec.name}: slot_init needs a plain field")
+        names[f"_set_{spec.name}"] = cls.__dict__[spec.name].__set__
+        if spec.default is MISSING:
+            params.append(spec.name)
+        else:
+            names[f"_default_{spec.name}"] = spec.default
+            params.append(f"{spec.name}=_default_{spec.name}")
+        body.append(f"    _set_{spec.name}(self, {spec.name})")
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: slot_init does not call __post_init__")
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    # The source is built above from the class's own field names; its file name tells profiles apart.
+    exec(compile(source, f"<slot_init {cls.__qualname__}>", "exec"), names)
+    init = names["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    setattr(cls, "__init__", init)  # noqa: B010 - mypy refuses a direct assignment to __init__
+    return cls
 
 
 @record
@@ -115,6 +159,7 @@ class Platform:
         return pattern.format(port=port, sub=sub, lane=lane)
 
 
+@slot_init
 @record
 class Interface:
     """A configured port of a device. `role`: uplink, downlink (to a lower tier), server (routed
@@ -153,6 +198,7 @@ class Breakout:
     speed: int
 
 
+@slot_init
 @record
 class BgpNeighbor:
     address: str
@@ -225,6 +271,7 @@ class Device:
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
 
 
+@slot_init
 @record
 class Endpoint:
     device: str
@@ -262,6 +309,7 @@ SM_ROLE = "sm"
 """Cables whose A end is a host (a server or an SM host), not a switch."""
 
 
+@slot_init
 @record
 class Link:
     """One cable. A end is the lower tier (server, SM host or leaf), Z end the upper. `media` is
@@ -285,6 +333,7 @@ class Link:
         return self.kind in HOST_LINK_KINDS
 
 
+@slot_init
 @record
 class ServerNic:
     nic: int

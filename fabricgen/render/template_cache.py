@@ -72,20 +72,30 @@ class TemplateCache(jinja2.BytecodeCache):
 
 def template_cache(env: jinja2.Environment, options: dict[str, object]) -> TemplateCache | None:
     """The cache for `env`, made with `options`, or None when there is no private cache folder
-    to use. Environments that could compile a text differently (another class, option, filter
-    or test name, Jinja or Python) use different folders."""
-    kind = type(env)
-    identity = repr(
-        (
-            sys.version,
-            jinja2.__version__,
-            kind.__module__,
-            kind.__qualname__,
-            sorted(options.items()),
-            sorted(env.filters),
-            sorted(env.tests),
-        )
-    )
+    to use. Environments that could compile a text differently use different folders: another
+    Python, Jinja, option, filter or test name, or another environment, code generator or
+    template class (by name and by the source of the modules outside Jinja that define them)."""
+    try:
+        compilers = _compilers(env)
+    except OSError:  # a module whose source cannot be read (a zip import): nothing to key it by
+        return None
+    identity = repr((sys.version, jinja2.__version__, sorted(options.items()), sorted(env.filters), sorted(env.tests), compilers))
     tag = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
     directory = private_cache_dir(f"templates-{tag[:16]}")
     return None if directory is None else TemplateCache(directory, tag)
+
+
+def _compilers(env: jinja2.Environment) -> list[str]:
+    """The classes that turn a template's text into code, and a digest of each module outside
+    Jinja (whose version covers its own) that defines one of them or their bases: a change
+    to a code generator of ours is a new cache."""
+    classes = {base for kind in (type(env), env.code_generator_class, env.template_class, env.context_class) for base in kind.__mro__}
+    names = sorted(f"{kind.__module__}.{kind.__qualname__}" for kind in classes)
+    digests = []
+    for module_name in sorted({kind.__module__ for kind in classes} - {"builtins"}):
+        module = sys.modules.get(module_name)
+        path = getattr(module, "__file__", None)
+        if module_name.split(".")[0] != "jinja2" and path:
+            with open(path, "rb") as file:
+                digests.append(f"{module_name}:{hashlib.sha256(file.read()).hexdigest()}")
+    return names + digests
