@@ -42,6 +42,17 @@ from typing import Any, TypeVar, dataclass_transform
 
 _Cls = TypeVar("_Cls", bound=type)
 
+
+class _Factory:
+    """The default of a field with a default factory in `__init__`'s signature (as dataclasses'
+    own sentinel, it shows as `<factory>`)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
 _GENERATED = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
 
 
@@ -83,15 +94,15 @@ def _hashed(spec: Field[Any]) -> bool:
 def _init(cls: type, specs: tuple[Field[Any], ...]) -> Callable[..., None]:
     """`__init__(self, <fields in order, with their defaults>)`, compiled once: each field set
     through its slot descriptor, a default factory called per instance, then `__post_init__`."""
-    names: dict[str, Any] = {"_MISSING": MISSING}
+    names: dict[str, Any] = {"_FACTORY": _FACTORY}
     params, body = [], []
     for spec in specs:
         names[f"_set_{spec.name}"] = cls.__dict__[spec.name].__set__
         value = spec.name
         if spec.default_factory is not MISSING:
             names[f"_factory_{spec.name}"] = spec.default_factory
-            value = f"_factory_{spec.name}()" if not spec.init else f"_factory_{spec.name}() if {spec.name} is _MISSING else {spec.name}"
-            default = "_MISSING"
+            value = f"_factory_{spec.name}()" if not spec.init else f"_factory_{spec.name}() if {spec.name} is _FACTORY else {spec.name}"
+            default = "_FACTORY"
         elif spec.default is not MISSING:
             names[f"_default_{spec.name}"] = spec.default
             value = value if spec.init else f"_default_{spec.name}"
@@ -110,6 +121,7 @@ def _init(cls: type, specs: tuple[Field[Any], ...]) -> Callable[..., None]:
     exec(compile(source, f"<record {cls.__qualname__}>", "exec"), names)
     init: Callable[..., None] = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {spec.name: spec.type for spec in specs if spec.init} | {"return": None}  # as @dataclass's, for introspection
     return init
 
 
