@@ -100,14 +100,11 @@ def _inlinable(source: str) -> str | None:
 
 @cache
 def environment(user_dirs: tuple[Path, ...] = ()) -> jinja2.Environment:
-    """One cached environment per search path: templates compile once per process; the
-    built-in ones once per installation and user, with the on-disk cache (`template_cache`).
-    A user's template folders are left out of that cache: they change, and each would leave
-    files behind."""
+    """One cached environment per search path: templates compile once per process."""
     loader = InliningLoader([str(d) for d in (*user_dirs, BUILTIN_TEMPLATES)])
     env_class = ImmutableSandboxedEnvironment if user_dirs else jinja2.Environment
-    options = _options()
-    env: jinja2.Environment = env_class(loader=loader, **options)  # type: ignore[arg-type]
+    env: jinja2.Environment = env_class(loader=loader, **_options())  # type: ignore[arg-type]
     env.filters["ms_to_s"] = lambda ms: f"{ms / 1000:g}"
-    env.bytecode_cache = None if user_dirs else template_cache(env, options)  # the package's own templates only
+    # Compiled code kept between runs for the package's own templates only: a user's folders change, each would leave files behind.
+    env.bytecode_cache = None if user_dirs else template_cache(env, _options())
     return env
