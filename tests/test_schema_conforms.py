@@ -22,6 +22,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fabricgen.core.diagnostics import FabricError
 from fabricgen.inventory.conforms import conforms
 from fabricgen.inventory.loader import load_inventory
 from fabricgen.inventory.schema import _validator, fabric_schema, normalise_units
@@ -63,12 +64,28 @@ def test_the_benchmark_fabrics_take_the_quick_path() -> None:
         assert jsonschema_valid(data) and conforms(fabric_schema(), data)
 
 
-@pytest.mark.parametrize("path", BROKEN, ids=[p.stem for p in BROKEN])
+def _readable(paths: list[Path]) -> list[Path]:
+    """The corpus files that reach the schema (the others are refused by the loader)."""
+    readable = []
+    for path in paths:
+        try:
+            _normalised(path)
+        except FabricError:
+            continue
+        readable.append(path)
+    return readable
+
+
+READABLE = _readable(BROKEN)
+
+
+def test_most_of_the_corpus_reaches_the_schema() -> None:
+    assert len(READABLE) >= 60, len(READABLE)
+
+
+@pytest.mark.parametrize("path", READABLE, ids=[p.stem for p in READABLE])
 def test_the_bad_input_corpus_gets_the_same_verdict(path: Path) -> None:
-    try:
-        data = _normalised(path)
-    except Exception:  # unreadable YAML is refused before the schema
-        pytest.skip("refused by the loader")
+    data = _normalised(path)
     assert conforms(fabric_schema(), data) == jsonschema_valid(data)
 
 
