@@ -19,7 +19,7 @@ from pathlib import Path
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from fabricgen.render.jinja_codegen import DirectAttributeEnvironment, MergedOutputCodeGenerator
+from fabricgen.render.jinja_codegen import DirectAttributeEnvironment, FlatGlobalsTemplate, MergedOutputCodeGenerator
 
 BUILTIN_TEMPLATES = Path(str(resources.files("fabricgen").joinpath("templates")))
 
@@ -103,6 +103,7 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
     whose attribute checks stay in place; only the output is compiled merged."""
 
     code_generator_class = MergedOutputCodeGenerator
+    template_class = FlatGlobalsTemplate
 
 
 @cache
