@@ -227,7 +227,7 @@ class DirectAttributeCodeGenerator(MergedOutputCodeGenerator):
 def filter_as_if(loop: nodes.For) -> nodes.For:
     """`{% for x in xs if test %}body` as `{% for x in xs %}{% if test %}body`, or `loop` itself
     when the two could differ: an `else` (runs when no item passed), `loop.*` (counts passed
-    items), recursion, blocks, or a test reading a name the body sets.
+    items), recursion or blocks; and, to be safe, when the test reads a name the body sets.
 
     Jinja compiles a filter to a generator of its own, a Python call per item; an `if` in the
     body is a hoisted test.
