@@ -64,6 +64,7 @@ CASES = {
     "undefined in a test": "{% if nothing.name %}x{% endif %}\n",
     "attribute of None": "{{ none.name }}\n",
     "bare variable undefined": "{{ nothing }}\n",
+    "variable holding undefined": "{% set x = nothing %}{{ x.name }}\n",
     "is defined": "{{ o.nope is defined }} {{ nothing is defined }} {{ o.name is defined }}\n",
     "if elif else": (
         "{% for p in [o, off] %}{% if p.flag and d.key %}A{% elif not p.flag or d.nope %}B{% else %}C{% endif %}{% endfor %}\n"

@@ -11,18 +11,21 @@ means: the same text, the same errors, the same undefined handling.
   same order; `!s` is the `str()` Jinja itself applies. Safe for the sandbox, which
   guards attribute access and calls, not output.
 - `DirectAttributeCodeGenerator`, for trusted templates only (a sandbox's `getattr` is its
-  security check), also compiles attribute access to what `Environment.getattr` does
+  security check), also compiles attribute access to what `Environment.getattr` tries
   first, Python's own attribute lookup:
   - a printed value or an `{% if %}` test made only of attribute chains on variables
     (`interface.name`, `interface.roce and qos.load_interval`) becomes plain Python
-    (`l_1_interface.name`) in a `try`; when that raises AttributeError (a dict's key, as
-    `platform.names.route_map`, or an undefined variable), the site is marked and it, then
-    and from then on, runs Jinja's own code, so an exception is paid once per site;
+    (`l_1_interface.name`) inside a `try`. Where that raises AttributeError (a dict's key
+    such as `platform.names.route_map`, or an undefined variable), the spot is marked and
+    runs Jinja's own code, that time and every time after: the exception is paid once;
   - any other `x.y` becomes `getattr(x, 'y', missing)`, with the item lookup and undefined
-    of `Environment.getattr` only when the attribute is absent.
+    of `Environment.getattr` only when the attribute is absent;
+  - a loop filter becomes an `if` in the loop body where that iterates alike (`filter_as_if`).
+- `FlatGlobalsTemplate` copies a template's globals into a new context with `dict.update`.
 
-Both rely on internals of the pinned Jinja (pyproject.toml); tests/test_templating.py
-renders every built-in template with and without them.
+They rely on internals of the pinned Jinja (pyproject.toml); tests/test_template_compiler.py
+compares their outcome (text, or error and message) with plain Jinja's on edge cases and on
+every built-in file of the examples.
 """
 
 from __future__ import annotations
