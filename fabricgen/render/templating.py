@@ -20,6 +20,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from fabricgen.render.jinja_codegen import DirectAttributeEnvironment, FlatGlobalsTemplate, MergedOutputCodeGenerator
+from fabricgen.render.template_cache import template_cache
 
 BUILTIN_TEMPLATES = Path(str(resources.files("fabricgen").joinpath("templates")))
 
@@ -113,4 +114,6 @@ def environment(user_dirs: tuple[Path, ...] = ()) -> jinja2.Environment:
     env_class = SandboxedEnvironment if user_dirs else DirectAttributeEnvironment
     env: jinja2.Environment = env_class(loader=loader, **_options())  # type: ignore[arg-type]
     env.filters["ms_to_s"] = lambda ms: f"{ms / 1000:g}"
+    # Compiled code kept between runs for the package's own templates only: a user's folders change, each would leave files behind.
+    env.bytecode_cache = None if user_dirs else template_cache(env, _options())
     return env
