@@ -53,8 +53,9 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """CSV with `\\n` line ends (byte-identical on every OS).
 
     Rows of plain strings that need no quoting (the NetBox devices and interfaces: a row per
-    switch, server and port) are joined directly and checked once on the whole text (`_plain_text`);
-    otherwise a plain row is joined on its own and any other row goes through the writer.
+    switch, server and port) are joined directly and checked once on the whole text (`_plain_text`).
+    Rows holding a number (hosts.csv) all go through the writer; otherwise a plain row is
+    joined on its own and any other row goes through the writer.
 
     >>> csv_text(("a", "b"), [("x", "y, z"), ("1", 2), ("", "")])
     'a,b\\nx,"y, z"\\n1,2\\n,\\n'
@@ -63,7 +64,11 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     rows = rows if isinstance(rows, list) else list(rows)
-    text = _plain_text(rows)
+    try:
+        text = _plain_text(rows)
+    except TypeError:  # a cell that is not a string (hosts.csv's numbers): the writer takes every row, in C
+        writer.writerows(rows)
+        return buffer.getvalue()
     if text is not None:
         return buffer.getvalue() + text
     lines: list[str] = []
@@ -81,14 +86,12 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 def _plain_text(rows: list[Sequence[object]]) -> str | None:
     """The CSV lines of `rows` when every cell is a string needing no quotes (and every row has
-    two or more: the writer quotes a lone empty cell), else None. A cell with a `,`, a line
-    break or a `"` shows in the counts of the whole text, so no row is looked at twice."""
+    two or more: the writer quotes a lone empty cell), else None; TypeError for a cell that is
+    not a string. A cell with a `,`, a line break or a `"` shows in the counts of the whole
+    text, so no row is looked at twice."""
     if not rows or min(map(len, rows)) < 2:
         return None
-    try:
-        text = "\n".join([",".join(row) for row in rows]) + "\n"  # type: ignore[arg-type]  # a non-string cell raises
-    except TypeError:
-        return None
+    text = "\n".join([",".join(row) for row in rows]) + "\n"  # type: ignore[arg-type]  # a non-string cell raises
     commas = sum(map(len, rows)) - len(rows)
     if text.count(",") != commas or text.count("\n") != len(rows) or '"' in text or "\r" in text:
         return None
