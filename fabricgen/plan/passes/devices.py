@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import socket
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 
 from fabricgen.core.model import BgpNeighbor, Breakout, Device, Interface, PeerGroup
 from fabricgen.plan.guids import switch_guid
@@ -33,8 +33,8 @@ class Routing:
     aggregates: tuple[str, ...] = ()
 
 
-Headroom = Mapping[tuple[str, str], int]
-"""(switch, interface) -> PFC headroom of that cable end (`headroom.port_headroom`)."""
+Headroom = Mapping[str, Mapping[str, int]]
+"""switch -> interface -> PFC headroom of that cable end (`headroom.port_headroom`)."""
 
 
 def assemble(
@@ -54,8 +54,8 @@ def assemble(
     and neighbor is built here once, with its final values."""
     drafts = list(interfaces)
     breakouts = _breakouts(drafts, node)
-    ifaces = tuple(_interfaces(sorted(drafts, key=_PORT_ORDER), node, breakouts, headroom))
-    groups, grouped = _peer_groups(sorted(neighbors, key=lambda n: socket.inet_aton(n.address)))
+    ifaces = _interfaces(sorted(drafts, key=_PORT_ORDER), node, breakouts, headroom.get(node.name, _NO_HEADROOM))
+    groups, grouped = _peer_groups(_by_address(list(neighbors)))
     routed = infiniband is None
     guid = ""
     if infiniband is not None:
@@ -84,9 +84,9 @@ def assemble(
         bgp_neighbors=grouped,
         advertised_prefixes=tuple(dict.fromkeys(advertised)),
         ports_total=node.model.ports,
-        ports_used=len({i.port for i in drafts if i.port}),
+        ports_used=len(set(map(_PORT, drafts)) - _NONE),
         peer_groups=groups,
-        vlans=tuple(sorted({i.vlan for i in drafts if i.vlan})),
+        vlans=tuple(sorted(set(map(_VLAN, drafts)) - _NONE)),
         queue_keyword=node.platform.queue_keywords.get(node.model.queue_family, ""),
         as_path_multipath_relax=routing.as_path_multipath_relax,
         aggregates=routing.aggregates,
@@ -97,6 +97,21 @@ def assemble(
 
 _PORT_ORDER = operator.itemgetter(1, 2, 0)
 """Interface order of a device: (port, sub, name) of a `PortDraft`."""
+_PORT, _VLAN, _ADDRESS = operator.itemgetter(1), operator.itemgetter(12), operator.itemgetter(0)
+"""`PortDraft.port`, `PortDraft.vlan`, `NeighborDraft.address`, for C-level `map`s over a device's drafts."""
+_NONE = frozenset({0})
+"""Port 0 (an SVI) and VLAN 0 (no access VLAN) are not counted."""
+_NO_HEADROOM: Mapping[str, int] = {}
+
+
+def _by_address(neighbors: list[NeighborDraft]) -> list[NeighborDraft]:
+    """The neighbors in address order. Keys are computed in C (`map`), and the list is sorted only
+    when it is not in order already (most devices' cables are drafted in address order)."""
+    keys = list(map(socket.inet_aton, map(_ADDRESS, neighbors)))
+    if keys == sorted(keys):
+        return neighbors
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return [neighbors[i] for i in order]
 
 
 def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakout]:
@@ -109,23 +124,29 @@ def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakou
     return breakouts
 
 
-def _interfaces(drafts: Iterable[PortDraft], node: TierNode, breakouts: dict[int, Breakout], headroom: Headroom) -> Iterator[Interface]:
+def _interfaces(
+    drafts: list[PortDraft], node: TierNode, breakouts: dict[int, Breakout], headroom: Mapping[str, int]
+) -> tuple[Interface, ...]:
     """Each draft as its final `Interface`: the platform's `speed` value of a front-panel port
-    (platform data decides the format) and the PFC headroom of a RoCE port's cable."""
-    name = node.name
+    (platform data decides the format) and the PFC headroom of a RoCE port's cable (`headroom`:
+    this device's figures by interface name)."""
     whole: dict[int, str] = {}
     """Settings of ports that are not broken out, by speed: a device has one or two."""
+    result = []
+    append, headroom_of = result.append, headroom.get
     for draft in drafts:
         setting = ""
-        if draft.port:
-            breakout = breakouts.get(draft.port)
+        port, speed = draft.port, draft.speed
+        if port:
+            breakout = breakouts.get(port) if breakouts else None
             if breakout is not None:
-                setting = _speed_setting(draft.speed, node, breakout)
-            elif draft.speed in whole:
-                setting = whole[draft.speed]
+                setting = _speed_setting(speed, node, breakout)
+            elif speed in whole:
+                setting = whole[speed]
             else:
-                setting = whole[draft.speed] = _speed_setting(draft.speed, node, None)
-        yield Interface(*draft, setting, headroom.get((name, draft.name), 0) if draft.roce else 0)
+                setting = whole[speed] = _speed_setting(speed, node, None)
+        append(Interface(*draft, setting, headroom_of(draft.name, 0) if draft.roce else 0))
+    return tuple(result)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -153,13 +174,20 @@ _SPEED_SETTINGS: dict[tuple[str, int, int], str] = {}
 def _peer_groups(neighbors: list[NeighborDraft]) -> tuple[tuple[PeerGroup, ...], tuple[BgpNeighbor, ...]]:
     """One peer group per neighbor group; it carries remote-as when all its peers share one ASN
     (the spine tier seen from a leaf), otherwise each neighbor states its own (one ASN per leaf).
-    The neighbors come back as `BgpNeighbor`s, in the same order."""
-    # A device has one or two groups: a pass over its neighbors per group beats a dict per neighbor.
-    shared: dict[str, int] = {}
-    names = sorted({n.peer_group for n in neighbors})
-    for name in names:
-        asns = {n.remote_asn for n in neighbors if n.peer_group == name}
-        if len(asns) == 1 and len({n.peer_device for n in neighbors if n.peer_group == name}) > 1:
-            shared[name] = min(asns)
-    groups = tuple(PeerGroup(name, shared.get(name, 0)) for name in names)
+    The neighbors come back as `BgpNeighbor`s, in the same order. One pass over the neighbors:
+    a group's first (ASN, device) and whether any neighbor differs from it."""
+    first: dict[str, tuple[int, str]] = {}
+    mixed_asns: set[str] = set()
+    several_devices: set[str] = set()
+    for _, asn, device, _, group, _ in neighbors:
+        seen = first.get(group)
+        if seen is None:
+            first[group] = (asn, device)
+            continue
+        if asn != seen[0]:
+            mixed_asns.add(group)
+        if device != seen[1]:
+            several_devices.add(group)
+    shared = several_devices - mixed_asns
+    groups = tuple(PeerGroup(name, first[name][0] if name in shared else 0) for name in sorted(first))
     return groups, tuple(BgpNeighbor(*n, n.peer_group in shared) for n in neighbors)
