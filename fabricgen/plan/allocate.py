@@ -41,6 +41,21 @@ def ipv4(value: int) -> str:
     return prefix + _OCTETS[value & 255]
 
 
+def ipv4_pair(value: int) -> tuple[str, str]:
+    """Both addresses of the /31 at even `value`, formatted with one lookup of their /24 (a
+    5,000-switch fabric has 130,000 switch-to-switch /31s).
+
+    >>> ipv4_pair(167772160 + 254), ipv4_pair(167772160 + 255)
+    (('10.0.0.254', '10.0.0.255'), ('10.0.0.255', '10.0.1.0'))
+    """
+    if value & 1:
+        return ipv4(value), ipv4(value + 1)
+    prefix = _NETWORKS.get(value >> 8)
+    if prefix is None:
+        prefix = ipv4(value)[: -len(_OCTETS[value & 255])]
+    return prefix + _OCTETS[value & 255], prefix + _OCTETS[(value & 255) | 1]
+
+
 _NETWORKS: dict[int, str] = {}
 """First three octets (with the dot) by /24, formatted once."""
 _NETWORKS_KEPT = 1 << 16

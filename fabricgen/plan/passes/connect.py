@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from fabricgen.core.model import Endpoint
 from fabricgen.plan import allocate
-from fabricgen.plan.allocate import PoolTally, ipv4
+from fabricgen.plan.allocate import PoolTally, ipv4_pair
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortDraft, PortSlots, SlotsByKind, port_slots
 
@@ -60,6 +60,8 @@ class Wiring:
     tally: PoolTally
 
 
+_new = tuple.__new__
+
 Offset = Callable[[TierNode, TierNode, int], int]
 """(lower, upper, link number) -> offset of the cable's /31 in the fabric pool."""
 
@@ -82,7 +84,9 @@ def connect(
     links: list[LinkDraft] = []
     kinds: SlotsByKind = {}
     upper: dict[str, _UpperSide] = {}
-    highest, speed, roce = 0, stage.speed, stage.roce
+    highest, speed, roce, routed, length = 0, stage.speed, stage.roce, stage.routed, stage.length_m
+    addresses = ("", "", "")
+    """(subnet, A address, Z address) of the cable: none when not routed."""
     for low in lower:
         above = uppers(low)
         if not above:
@@ -101,38 +105,32 @@ def connect(
             # NX-OS 9216 gives 9214 on both), so a frame one end sends the other accepts.
             link_mtu = min(low_mtu, mtu[up.platform.name])
             # Peer group names are platform data: each end names the other tier's group.
-            up_group = low.platform.names[f"peer_group_{up.role}"] if stage.routed else ""
-            low_group = up.platform.names[f"peer_group_{low.role}"] if stage.routed else ""
+            up_group = low.platform.names[f"peer_group_{up.role}"] if routed else ""
+            low_group = up.platform.names[f"peer_group_{low.role}"] if routed else ""
+            up_name, low_name, kind, base = up.name, low.name, stage.kind, stage.fabric_base
             for link_no in range(1, stage.per_pair + 1):
                 subnet = offset(low, up, link_no)
-                highest = max(highest, subnet + 2)
-                up_addr, low_addr = ipv4(stage.fabric_base + subnet), ipv4(stage.fabric_base + subnet + 1)
+                if subnet + 2 > highest:
+                    highest = subnet + 2
+                up_addr, low_addr = ipv4_pair(base + subnet)
                 low_cage, low_sub, low_if = low_ports[up_slot + link_no]
                 up_cage, up_sub, up_if = up_ports[low_slot + link_no]
                 # Each end's description names the far end; its BGP neighbor shares the string.
-                to_up, to_low = f"{up.name} {up_if}", f"{low.name} {low_if}"
+                to_up, to_low = f"{up_name} {up_if}", f"{low_name} {low_if}"
+                # Drafts as `tuple.__new__(Draft, values)`: a named tuple's own `__new__` is a Python
+                # function, 3x the cost, and this loop drafts five per cable (all fields given).
                 low_ends.interfaces.append(
-                    PortDraft(low_if, low_cage, low_sub, speed, "uplink", low_addr, 31, up.name, up_if, to_up, link_mtu, roce)
+                    _new(PortDraft, (low_if, low_cage, low_sub, speed, "uplink", low_addr, 31, up_name, up_if, to_up, link_mtu, roce, 0))
                 )
                 up_ends.interfaces.append(
-                    PortDraft(up_if, up_cage, up_sub, speed, "downlink", up_addr, 31, low.name, low_if, to_low, link_mtu, roce)
+                    _new(PortDraft, (up_if, up_cage, up_sub, speed, "downlink", up_addr, 31, low_name, low_if, to_low, link_mtu, roce, 0))
                 )
-                if stage.routed:
-                    low_ends.neighbors.append(NeighborDraft(up_addr, up_asn, up.name, up_if, up_group, to_up))
-                    up_ends.neighbors.append(NeighborDraft(low_addr, low_asn, low.name, low_if, low_group, to_low))
-                links.append(
-                    LinkDraft(
-                        kind=stage.kind,
-                        a=Endpoint(low.name, low_if, low_cage),
-                        z=Endpoint(up.name, up_if, up_cage),
-                        speed=stage.speed,
-                        subnet=f"{up_addr}/31" if stage.routed else "",
-                        a_address=low_addr if stage.routed else "",
-                        z_address=up_addr if stage.routed else "",
-                        length_m=stage.length_m,
-                        mtu=link_mtu,
-                    )
-                )
+                if routed:
+                    low_ends.neighbors.append(_new(NeighborDraft, (up_addr, up_asn, up_name, up_if, up_group, to_up)))
+                    up_ends.neighbors.append(_new(NeighborDraft, (low_addr, low_asn, low_name, low_if, low_group, to_low)))
+                    addresses = (f"{up_addr}/31", low_addr, up_addr)
+                a, z = Endpoint(low_name, low_if, low_cage), Endpoint(up_name, up_if, up_cage)
+                links.append(_new(LinkDraft, (kind, a, z, speed, *addresses, length, link_mtu)))
     tally = PoolTally()
     if links:
         tally.take_many("fabric", 2 * len(links), highest)
