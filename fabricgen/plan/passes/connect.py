@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabricgen.core.model import Endpoint
+from fabricgen.core.model import Endpoint, Interface
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import PoolTally, ipv4_pair
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortDraft, PortSlots, SlotsByKind, port_slots
+from fabricgen.plan.passes.headroom import cable_headroom
+from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortSlots, SlotsByKind, port_slots, speed_setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ class Ends:
     """What one device collects from the cables of a stage, in cable order (drafts: the device
     pass builds the final interfaces and neighbors)."""
 
-    interfaces: list[PortDraft] = field(default_factory=list)
+    interfaces: list[Interface] = field(default_factory=list)
     neighbors: list[NeighborDraft] = field(default_factory=list)
 
 
@@ -84,49 +85,86 @@ def connect(
     links: list[LinkDraft] = []
     kinds: SlotsByKind = {}
     upper: dict[str, _UpperSide] = {}
-    highest, speed, roce, routed, length = 0, stage.speed, stage.roce, stage.routed, stage.length_m
+    pairs: dict[tuple[str, str, str, str], _Pair] = {}
+    highest, speed, roce, routed, length, kind = 0, stage.speed, stage.roce, stage.routed, stage.length_m, stage.kind
     addresses = ("", "", "")
     """(subnet, A address, Z address) of the cable: none when not routed."""
     for low in lower:
         above = uppers(low)
         if not above:
             continue
-        per_cage_up = low.model.logical_ports(stage.speed)
+        per_cage_up = low.model.logical_ports(speed)
         first_up = stage.first_port or low.model.ports - allocate.cages_for(stage.uplink_slots, per_cage_up) + 1
         low_ports = port_slots(kinds, low, per_cage_up, first_up)
         low_ends = ends.setdefault(low.name, Ends())
-        low_mtu, low_asn, low_slot = mtu[low.platform.name], asn[low.name], (position(low) - 1) * stage.per_pair - 1
+        low_interfaces, low_neighbors, low_setting = (
+            low_ends.interfaces.append,
+            low_ends.neighbors.append,
+            speed_setting(speed, low.platform, low.model, per_cage_up),
+        )
+        low_name, low_asn, low_slot = low.name, asn[low.name], (position(low) - 1) * stage.per_pair - 1
         for up in above:
             known = upper.get(up.name)
             if known is None:
                 known = upper[up.name] = _upper_side(up, stage, ends, kinds, asn)
-            up_ends, up_ports, up_asn, up_slot = known
-            # Both ends of a cable run the largest MTU both platforms support (EOS 9214 against
-            # NX-OS 9216 gives 9214 on both), so a frame one end sends the other accepts.
-            link_mtu = min(low_mtu, mtu[up.platform.name])
-            # Peer group names are platform data: each end names the other tier's group.
-            up_group = low.platform.names[f"peer_group_{up.role}"] if routed else ""
-            low_group = up.platform.names[f"peer_group_{low.role}"] if routed else ""
-            up_name, low_name, kind, base = up.name, low.name, stage.kind, stage.fabric_base
+            up_ends, up_ports, up_asn, up_slot, up_setting = known
+            key = (low.platform.name, up.platform.name, low.role, up.role)
+            pair = pairs.get(key)
+            if pair is None:
+                pair = pairs[key] = _pair(low, up, stage, mtu)
+            link_mtu, low_headroom, up_headroom, up_group, low_group = pair
+            up_name = up.name
             for link_no in range(1, stage.per_pair + 1):
                 subnet = offset(low, up, link_no)
                 if subnet + 2 > highest:
                     highest = subnet + 2
-                up_addr, low_addr = ipv4_pair(base + subnet)
+                up_addr, low_addr = ipv4_pair(stage.fabric_base + subnet)
                 low_cage, low_sub, low_if = low_ports[up_slot + link_no]
                 up_cage, up_sub, up_if = up_ports[low_slot + link_no]
                 # Each end's description names the far end; its BGP neighbor shares the string.
                 to_up, to_low = f"{up_name} {up_if}", f"{low_name} {low_if}"
-                # Drafts as `tuple.__new__(Draft, values)`: a named tuple's own `__new__` is a Python
-                # function, 3x the cost, and this loop drafts five per cable (all fields given).
-                low_ends.interfaces.append(
-                    _new(PortDraft, (low_if, low_cage, low_sub, speed, "uplink", low_addr, 31, up_name, up_if, to_up, link_mtu, roce, 0))
+                low_interfaces(
+                    Interface(
+                        low_if,
+                        low_cage,
+                        low_sub,
+                        speed,
+                        "uplink",
+                        low_addr,
+                        31,
+                        up_name,
+                        up_if,
+                        to_up,
+                        link_mtu,
+                        roce,
+                        0,
+                        low_setting,
+                        low_headroom,
+                    )
                 )
                 up_ends.interfaces.append(
-                    _new(PortDraft, (up_if, up_cage, up_sub, speed, "downlink", up_addr, 31, low_name, low_if, to_low, link_mtu, roce, 0))
+                    Interface(
+                        up_if,
+                        up_cage,
+                        up_sub,
+                        speed,
+                        "downlink",
+                        up_addr,
+                        31,
+                        low_name,
+                        low_if,
+                        to_low,
+                        link_mtu,
+                        roce,
+                        0,
+                        up_setting,
+                        up_headroom,
+                    )
                 )
                 if routed:
-                    low_ends.neighbors.append(_new(NeighborDraft, (up_addr, up_asn, up_name, up_if, up_group, to_up)))
+                    # Drafts as `tuple.__new__(Draft, values)`: a named tuple's own `__new__` is a
+                    # Python function, 3x the cost.
+                    low_neighbors(_new(NeighborDraft, (up_addr, up_asn, up_name, up_if, up_group, to_up)))
                     up_ends.neighbors.append(_new(NeighborDraft, (low_addr, low_asn, low_name, low_if, low_group, to_low)))
                     addresses = (f"{up_addr}/31", low_addr, up_addr)
                 a, z = Endpoint(low_name, low_if, low_cage), Endpoint(up_name, up_if, up_cage)
@@ -137,11 +175,32 @@ def connect(
     return Wiring(tuple(links), ends, tally)
 
 
-_UpperSide = tuple[Ends, PortSlots, int, int]
-"""What every cable to one upper device shares: its ends, its ports, its ASN, its first slot - 1."""
+_Pair = tuple[int, int, int, str, str]
+"""What every cable between two kinds of device shares: its MTU, the PFC headroom of its lower
+and upper end, the peer group each end puts the other in."""
+
+
+def _pair(low: TierNode, up: TierNode, stage: Stage, mtu: Mapping[str, int]) -> _Pair:
+    """Worked out once per (platforms, roles) of the two ends, not once per cable."""
+    # Both ends of a cable run the largest MTU both platforms support (EOS 9214 against
+    # NX-OS 9216 gives 9214 on both), so a frame one end sends the other accepts.
+    link_mtu = min(mtu[low.platform.name], mtu[up.platform.name])
+    # Each end's headroom covers what the other end keeps sending after its PAUSE.
+    low_headroom = cable_headroom(stage.length_m, stage.speed, link_mtu, up.platform.pfc_response_ns) if stage.roce else 0
+    up_headroom = cable_headroom(stage.length_m, stage.speed, link_mtu, low.platform.pfc_response_ns) if stage.roce else 0
+    # Peer group names are platform data: each end names the other tier's group.
+    up_group = low.platform.names[f"peer_group_{up.role}"] if stage.routed else ""
+    low_group = up.platform.names[f"peer_group_{low.role}"] if stage.routed else ""
+    return link_mtu, low_headroom, up_headroom, up_group, low_group
+
+
+_UpperSide = tuple[Ends, PortSlots, int, int, str]
+"""What every cable to one upper device shares: its ends, its ports, its ASN, its first slot - 1,
+its ports' speed setting."""
 
 
 def _upper_side(up: TierNode, stage: Stage, ends: dict[str, Ends], kinds: SlotsByKind, asn: Mapping[str, int]) -> _UpperSide:
     """Worked out once per upper device, not once per lower device wired to it."""
-    up_ends = ends.setdefault(up.name, Ends())
-    return up_ends, port_slots(kinds, up, up.model.logical_ports(stage.speed), 1), asn[up.name], (up.index - 1) * stage.per_pair - 1
+    up_ends, per_cage = ends.setdefault(up.name, Ends()), up.model.logical_ports(stage.speed)
+    slots = port_slots(kinds, up, per_cage, 1)
+    return up_ends, slots, asn[up.name], (up.index - 1) * stage.per_pair - 1, speed_setting(stage.speed, up.platform, up.model, per_cage)

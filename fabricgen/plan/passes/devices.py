@@ -16,7 +16,7 @@ from fabricgen.core.model import BgpNeighbor, Breakout, Device, Interface, PeerG
 from fabricgen.plan.guids import switch_guid
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
+from fabricgen.plan.passes.ports import NeighborDraft
 
 ROLE_ORDER = {"superspine": 0, "spine": 1, "leaf": 2}
 """Device order of the plan: top tier first, then pod by pod."""
@@ -34,7 +34,8 @@ class Routing:
 
 
 Headroom = Mapping[str, Mapping[str, int]]
-"""switch -> interface -> PFC headroom of that cable end (`headroom.port_headroom`)."""
+"""switch -> interface -> PFC headroom of that cable end, for the cables `cabling.overrides`
+lengthens or shortens (`headroom.port_headroom`)."""
 
 
 def assemble(
@@ -43,18 +44,19 @@ def assemble(
     pools: Pools,
     mtu: int,
     routing: Routing,
-    interfaces: Iterable[PortDraft],
+    interfaces: Iterable[Interface],
     neighbors: Iterable[NeighborDraft],
     advertised: Iterable[str],
     infiniband: InfinibandSwitch | None,
     headroom: Headroom,
 ) -> Device:
     """The device, from its tier node, what the passes allocated and its cables' ends.
-    `infiniband` is set for an InfiniBand fabric (GUIDs instead of loopbacks). Every interface
-    and neighbor is built here once, with its final values."""
+    `infiniband` is set for an InfiniBand fabric (GUIDs instead of loopbacks). Every neighbor is
+    built here once, with its final values; `headroom` holds the PFC headroom of the ports whose
+    cable length `cabling.overrides` changed (the wiring passes used the stage's length)."""
     drafts = list(interfaces)
     breakouts = _breakouts(drafts, node)
-    ifaces = _interfaces(sorted(drafts, key=_PORT_ORDER), node, breakouts, headroom.get(node.name, _NO_HEADROOM))
+    ifaces = _with_headroom(sorted(drafts, key=_PORT_ORDER), headroom.get(node.name))
     groups, grouped = _peer_groups(_by_address(list(neighbors)))
     routed = infiniband is None
     guid = ""
@@ -95,13 +97,22 @@ def assemble(
     )
 
 
-_PORT_ORDER = operator.itemgetter(1, 2, 0)
-"""Interface order of a device: (port, sub, name) of a `PortDraft`."""
-_PORT, _VLAN, _ADDRESS = operator.itemgetter(1), operator.itemgetter(12), operator.itemgetter(0)
-"""`PortDraft.port`, `PortDraft.vlan`, `NeighborDraft.address`, for C-level `map`s over a device's drafts."""
+_PORT_ORDER = operator.attrgetter("port", "sub", "name")
+"""Interface order of a device."""
+_PORT, _VLAN, _ADDRESS = operator.attrgetter("port"), operator.attrgetter("vlan"), operator.itemgetter(0)
+"""`Interface.port`, `Interface.vlan`, `NeighborDraft.address`, for C-level `map`s over a device's ends."""
 _NONE = frozenset({0})
 """Port 0 (an SVI) and VLAN 0 (no access VLAN) are not counted."""
-_NO_HEADROOM: Mapping[str, int] = {}
+
+
+def _with_headroom(interfaces: list[Interface], overridden: Mapping[str, int] | None) -> tuple[Interface, ...]:
+    """The interfaces, those of RoCE ports whose cable length an override changed with the
+    headroom of that length (a few cables of a fabric, if any)."""
+    if not overridden:
+        return tuple(interfaces)
+    return tuple(
+        dataclasses.replace(i, pfc_headroom_bytes=overridden[i.name]) if i.roce and i.name in overridden else i for i in interfaces
+    )
 
 
 def _by_address(neighbors: list[NeighborDraft]) -> list[NeighborDraft]:
@@ -114,7 +125,7 @@ def _by_address(neighbors: list[NeighborDraft]) -> list[NeighborDraft]:
     return [neighbors[i] for i in order]
 
 
-def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakout]:
+def _breakouts(drafts: Iterable[Interface], node: TierNode) -> dict[int, Breakout]:
     """Broken-out cages by port: the first interface of a cage whose speed splits it decides."""
     breakouts: dict[int, Breakout] = {}
     split = {speed for speed, per_cage in node.model.breakouts.items() if per_cage > 1}
@@ -124,51 +135,11 @@ def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakou
     return breakouts
 
 
-def _interfaces(
-    drafts: list[PortDraft], node: TierNode, breakouts: dict[int, Breakout], headroom: Mapping[str, int]
-) -> tuple[Interface, ...]:
-    """Each draft as its final `Interface`: the platform's `speed` value of a front-panel port
-    (platform data decides the format) and the PFC headroom of a RoCE port's cable (`headroom`:
-    this device's figures by interface name)."""
-    whole: dict[int, str] = {}
-    """Settings of ports that are not broken out, by speed: a device has one or two."""
-    result = []
-    append, headroom_of = result.append, headroom.get
-    for draft in drafts:
-        setting = ""
-        port, speed = draft.port, draft.speed
-        if port:
-            breakout = breakouts.get(port) if breakouts else None
-            if breakout is not None:
-                setting = _speed_setting(speed, node, breakout)
-            elif speed in whole:
-                setting = whole[speed]
-            else:
-                setting = whole[speed] = _speed_setting(speed, node, None)
-        append(Interface(*draft, setting, headroom_of(draft.name, 0) if draft.roce else 0))
-    return tuple(result)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class InfinibandSwitch:
     """What an InfiniBand switch needs besides its node: the placeholder GUID prefix."""
 
     prefix: str
-
-
-def _speed_setting(speed: int, node: TierNode, breakout: Breakout | None) -> str:
-    """What follows `speed` on the port's platform: a few distinct values, a million ports at scale."""
-    pattern = node.platform.breakout_speed_format if breakout else node.platform.speed_format
-    lanes = node.model.lanes // breakout.count if breakout else node.model.lanes
-    key = (pattern, speed, max(lanes, 1))
-    setting = _SPEED_SETTINGS.get(key)
-    if setting is None:
-        setting = _SPEED_SETTINGS[key] = pattern.format(speed=key[1], mbps=key[1] * 1000, lanes=key[2])
-    return setting
-
-
-_SPEED_SETTINGS: dict[tuple[str, int, int], str] = {}
-"""Formatted speed settings by (pattern, speed, lanes)."""
 
 
 def _peer_groups(neighbors: list[NeighborDraft]) -> tuple[tuple[PeerGroup, ...], tuple[BgpNeighbor, ...]]:

@@ -52,6 +52,19 @@ def pfc_headroom_bytes(length_m: float, speed_gbps: int, mtu: int, response_ns: 
     return math.ceil(frames + cable + response)
 
 
+def cable_headroom(length_m: float, speed_gbps: int, mtu: int, response_ns: int) -> int:
+    """`pfc_headroom_bytes`, computed once per distinct cable: the wiring passes ask for every
+    cable end, and the cables of a stage share their length, speed, MTU and platforms."""
+    key = (length_m, speed_gbps, mtu, response_ns)
+    figure = _FIGURES.get(key)
+    if figure is None:
+        figure = _FIGURES[key] = pfc_headroom_bytes(*key)
+    return figure
+
+
+_FIGURES: dict[tuple[float, int, int, int], int] = {}
+
+
 def port_headroom(links: Iterable[AnyLink], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]) -> dict[str, dict[str, int]]:
     """switch -> interface -> the PFC headroom of that cable end; the device pass sets it on the
     end's interface when it carries RoCE. Each figure uses the response time of the platform at

@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 
 from fabricgen.core.catalog import nic_models
 from fabricgen.core.diagnostics import FabricError
-from fabricgen.core.model import Endpoint, NicModel, Server, ServerNic
+from fabricgen.core.model import Endpoint, Interface, NicModel, Server, ServerNic
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import Layout, PoolTally, ipv4, ipv4_pair
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import LinkDraft, PortDraft, SlotsByKind, port_slots
+from fabricgen.plan.passes.headroom import cable_headroom
+from fabricgen.plan.passes.ports import LinkDraft, SlotsByKind, port_slots, speed_setting
 
 _new = tuple.__new__
 
@@ -57,7 +58,7 @@ class LeafSide:
     """What one leaf gets from the servers: its server ports (and SVI), the server prefix it
     announces, and the NICs per server it serves (for oversubscription)."""
 
-    interfaces: list[PortDraft] = field(default_factory=list)
+    interfaces: list[Interface] = field(default_factory=list)
     advertised: list[str] = field(default_factory=list)
     nics_per_server: int = 0
 
@@ -227,6 +228,9 @@ def _leaf_servers(
     p2p = mode == "p2p"
     role, vlan = "server" if p2p else "server-l2", spec.vlan if mode == "subnet" else 0
     nic_names = {nic: f"nic{nic}" for nic in nics}
+    setting = speed_setting(speed, leaf.platform, leaf.model, per_cage)
+    # The far end is a server: the leaf port's headroom covers its own platform's response.
+    headroom = cable_headroom(length_m, speed, mtu, leaf.platform.pfc_response_ns) if roce else 0
     for server_index in range(1, spec.per_leaf + 1):
         name = spec.name.format(fabric=spec.fabric, leaf=first.name, leaf_index=first.index, index=server_index, pod=leaf.pod, unit=unit)
         node_guid, port_guids = guids(name, first_number, server_index)
@@ -243,30 +247,16 @@ def _leaf_servers(
             server_nics.append(
                 ServerNic(nic, leaf_name, leaf_if, speed, address, gateway, length, port_guids[nic - 1] if port_guids else "", rail)
             )
-            # Drafts as `tuple.__new__(Draft, values)`: a named tuple's own `__new__` is a Python
-            # function, 3x the cost (positional) to 5x (keywords); this runs for every GPU port.
             nic_name = nic_names[nic]
+            description, own_address = f"{name} {nic_name}", gateway if p2p else ""
             interfaces.append(
-                _new(
-                    PortDraft,
-                    (
-                        leaf_if,
-                        cage,
-                        sub,
-                        speed,
-                        role,
-                        gateway if p2p else "",
-                        length,
-                        name,
-                        nic_name,
-                        f"{name} {nic_name}",
-                        mtu,
-                        roce,
-                        vlan,
-                    ),
+                Interface(
+                    leaf_if, cage, sub, speed, role, own_address, length, name, nic_name, description, mtu, roce, vlan, setting, headroom
                 )
             )
             subnet = f"{gateway}/31" if p2p and gateway else ""
+            # A cable draft as `tuple.__new__(LinkDraft, values)`: the named tuple's own `__new__`
+            # is a Python function, 3x the cost; this runs for every GPU port.
             link = (kind, Endpoint(name, nic_name, nic), Endpoint(leaf_name, leaf_if, cage), speed, subnet, address, gateway, length_m, mtu)
             links.append(_new(LinkDraft, link))
             slot += 1
@@ -275,7 +265,7 @@ def _leaf_servers(
         tally.take_many("servers", 2 * slot, (leaf_number - 1) * block + slot * 2)
     if mode == "subnet" and addressed and spec.per_leaf:
         side.interfaces.append(
-            PortDraft(
+            Interface(
                 name=leaf.platform.svi_interface.format(vlan=spec.vlan),
                 port=0,
                 sub=spec.vlan,
