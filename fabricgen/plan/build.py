@@ -191,10 +191,7 @@ def _overridden_headroom(
 
 def _relaxing(addresses: Mapping[str, DeviceAddresses], leaf_spine: Wiring, spine_superspine: Wiring) -> frozenset[str]:
     """Devices whose ASN design needs AS-path multipath relaxation, from the wiring's uplinks."""
-    uplinks: dict[str, list[str]] = defaultdict(list)
-    for wiring in (leaf_spine, spine_superspine):
-        for name, ends in wiring.ends.items():
-            uplinks[name].extend(i.peer_device for i in ends.interfaces if i.role == "uplink")
+    uplinks = {**leaf_spine.uplinks, **spine_superspine.uplinks}
     return relaxing(uplinks, {name: a.asn for name, a in addresses.items()})
 
 

@@ -59,6 +59,9 @@ class Wiring:
     links: tuple[LinkDraft, ...]
     ends: Mapping[str, Ends]
     tally: PoolTally
+    uplinks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Every lower device's upper devices (what AS-path intent walks: one entry per device, not
+    per cable)."""
 
 
 _new = tuple.__new__
@@ -85,6 +88,7 @@ def connect(
     links: list[LinkDraft] = []
     kinds: SlotsByKind = {}
     upper: dict[str, _UpperSide] = {}
+    uplinks: dict[str, tuple[str, ...]] = {}
     pairs: dict[tuple[str, str, str, str], _Pair] = {}
     highest, speed, roce, routed, length, kind = 0, stage.speed, stage.roce, stage.routed, stage.length_m, stage.kind
     addresses = ("", "", "")
@@ -93,6 +97,8 @@ def connect(
         above = uppers(low)
         if not above:
             continue
+        if stage.per_pair:
+            uplinks[low.name] = tuple(up.name for up in above)
         per_cage_up = low.model.logical_ports(speed)
         first_up = stage.first_port or low.model.ports - allocate.cages_for(stage.uplink_slots, per_cage_up) + 1
         low_ports = port_slots(kinds, low, per_cage_up, first_up)
@@ -172,7 +178,7 @@ def connect(
     tally = PoolTally()
     if links:
         tally.take_many("fabric", 2 * len(links), highest)
-    return Wiring(tuple(links), ends, tally)
+    return Wiring(tuple(links), ends, tally, uplinks)
 
 
 _Pair = tuple[int, int, int, str, str]
