@@ -18,7 +18,7 @@ import pytest
 from fabricgen.core.catalog import models_for, platforms
 from fabricgen.core.diagnostics import FabricError
 from fabricgen.core.media_rules import table_from
-from fabricgen.core.model import BgpNeighbor, Endpoint, Link
+from fabricgen.core.model import Endpoint, Link
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.schema import apply_defaults
 from fabricgen.plan.allocate import Layout
@@ -30,7 +30,6 @@ from fabricgen.plan.passes.cabling import apply_overrides
 from fabricgen.plan.passes.connect import Stage, connect
 from fabricgen.plan.passes.expand import TierNode, expand_tiers
 from fabricgen.plan.passes.media import choose_media
-from fabricgen.plan.passes.ports import NeighborDraft
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attachment, attach_servers
 from fabricgen.plan.passes.speeds import link_speeds
@@ -265,13 +264,6 @@ def test_inputs_are_frozen() -> None:
         view.uplinks.per_spine = 2  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("draft", "final", "appended"), [(NeighborDraft, BgpNeighbor, 1)])
-def test_drafts_are_the_leading_fields_of_what_assembly_builds(draft: type, final: type, appended: int) -> None:
-    # Assembly builds `final(*draft, <the appended fields>)`: the fields must line up by position.
-    names = [f.name for f in dataclasses.fields(final)]
-    assert list(draft._fields) == names[: len(names) - appended]
-
-
 def _headroom_bytes(length_m: float, speed_gbps: int, mtu: int, response_ns: int) -> int:
     """Cisco c11-542809: two maximum frames (+38 bytes each) and a PFC frame (84), the cable's
     round trip at 5.13 ns/m, the peer's response time, at speed/8 bytes per ns."""
@@ -297,3 +289,11 @@ def test_an_override_gives_its_cable_ends_the_headroom_of_their_new_length() -> 
             length = 150.0 if (near.device, near.interface) in ends else link.length_m
             assert port.pfc_headroom_bytes == _headroom_bytes(length, link.speed, link.mtu, response[far.device]), port
     assert link.length_m != 150.0
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in PLATFORMS.items() if p.transport == "roce"))
+def test_each_tier_has_its_own_peer_group_name(name: str) -> None:
+    """`connect` decides per stage whether a peer group carries the remote AS: that holds only
+    while a device's peers of two tiers never share a group name (platform data)."""
+    names = [PLATFORMS[name].names[f"peer_group_{role}"] for role in ("leaf", "spine", "superspine")]
+    assert len(set(names)) == 3, names

@@ -24,7 +24,19 @@ from dataclasses import dataclass, field
 from ipaddress import ip_network
 
 from fabricgen.core.catalog import models_for, platforms
-from fabricgen.core.model import Device, InfinibandPlan, Interface, Link, Model, Oversubscription, Plan, Platform, Services, TierLinks
+from fabricgen.core.model import (
+    BgpNeighbor,
+    Device,
+    InfinibandPlan,
+    Interface,
+    Link,
+    Model,
+    Oversubscription,
+    Plan,
+    Platform,
+    Services,
+    TierLinks,
+)
 from fabricgen.core.units import length_m
 from fabricgen.plan.allocate import Layout, PoolTally
 from fabricgen.plan.guids import server_guids
@@ -39,7 +51,7 @@ from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.forwarding import with_forwarding
 from fabricgen.plan.passes.headroom import port_headroom
 from fabricgen.plan.passes.media import choose_media
-from fabricgen.plan.passes.ports import AnyLink, NeighborDraft
+from fabricgen.plan.passes.ports import AnyLink
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
 from fabricgen.plan.passes.sm_links import cable_subnet_managers
@@ -377,7 +389,7 @@ def _assemble(
     node: TierNode,
     paths: int,
     interfaces: Sequence[Interface],
-    neighbors: Sequence[NeighborDraft],
+    neighbors: Sequence[BgpNeighbor],
     advertised: list[str],
     aggregates: tuple[str, ...] = (),
 ) -> Device:

@@ -3,7 +3,9 @@
 Every lower device gets `per_pair` cables to every upper device of its group (a leaf to the
 spines of its pod; spine j of every pod to super-spine plane j). For each cable the pass
 decides both ports, the /31 (upper end .0, lower end .1), both interfaces and, when routed,
-both BGP neighbors (in the peer group each end's platform names for the other tier). Ports: a lower device's uplinks fill its last cages (or from
+both BGP neighbors (in the peer group each end's platform names for the other tier; the group
+carries the remote-as when the device's peers in it are several and share one ASN). Each
+interface and neighbor is built once, final. Ports: a lower device's uplinks fill its last cages (or from
 `first_port`), slot (upper index - 1) x per_pair + link; an upper device's downlinks fill its
 first cages, slot (lower position - 1) x per_pair + link, where the position is the leaf's
 index (leaf->spine) or the spine's pod (spine->super-spine). The /31's offset comes from the
@@ -15,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabricgen.core.model import Endpoint, Interface
+from fabricgen.core.model import BgpNeighbor, Endpoint, Interface
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import PoolTally, ipv4_pair
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
-from fabricgen.plan.passes.ports import LinkDraft, NeighborDraft, PortSlots, SlotsByKind, port_slots, speed_setting
+from fabricgen.plan.passes.ports import LinkDraft, PortSlots, SlotsByKind, port_slots, speed_setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +47,11 @@ class Stage:
 
 @dataclass(slots=True)
 class Ends:
-    """What one device collects from the cables of a stage, in cable order (drafts: the device
-    pass builds the final interfaces and neighbors)."""
+    """What one device collects from the cables of a stage, in cable order: its final interfaces
+    and BGP neighbors (the device pass sorts them)."""
 
     interfaces: list[Interface] = field(default_factory=list)
-    neighbors: list[NeighborDraft] = field(default_factory=list)
+    neighbors: list[BgpNeighbor] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ def connect(
     highest, speed, roce, routed, length, kind = 0, stage.speed, stage.roce, stage.routed, stage.length_m, stage.kind
     addresses = ("", "", "")
     """(subnet, A address, Z address) of the cable: none when not routed."""
+    inheriting = _sharing_one_asn(lower, uppers, asn) if routed else set()
     for low in lower:
         above = uppers(low)
         if not above:
@@ -109,17 +112,20 @@ def connect(
             speed_setting(speed, low.platform, low.model, per_cage_up),
         )
         low_name, low_asn, low_slot = low.name, asn[low.name], (position(low) - 1) * stage.per_pair - 1
+        # The lower device's group holds the uppers above it: it carries their remote-as when they share one.
+        low_inherits = len(above) > 1 and len({asn[up.name] for up in above}) == 1
         for up in above:
-            known = upper.get(up.name)
+            up_name = up.name
+            known = upper.get(up_name)
             if known is None:
                 known = upper[up.name] = _upper_side(up, stage, ends, kinds, asn)
             up_ends, up_ports, up_asn, up_slot, up_setting = known
+            up_inherits = up_name in inheriting
             key = (low.platform.name, up.platform.name, low.role, up.role)
             pair = pairs.get(key)
             if pair is None:
                 pair = pairs[key] = _pair(low, up, stage, mtu)
             link_mtu, low_headroom, up_headroom, up_group, low_group = pair
-            up_name = up.name
             for link_no in range(1, stage.per_pair + 1):
                 subnet = offset(low, up, link_no)
                 if subnet + 2 > highest:
@@ -168,10 +174,8 @@ def connect(
                     )
                 )
                 if routed:
-                    # Drafts as `tuple.__new__(Draft, values)`: a named tuple's own `__new__` is a
-                    # Python function, 3x the cost.
-                    low_neighbors(_new(NeighborDraft, (up_addr, up_asn, up_name, up_if, up_group, to_up)))
-                    up_ends.neighbors.append(_new(NeighborDraft, (low_addr, low_asn, low_name, low_if, low_group, to_low)))
+                    low_neighbors(BgpNeighbor(up_addr, up_asn, up_name, up_if, up_group, to_up, low_inherits))
+                    up_ends.neighbors.append(BgpNeighbor(low_addr, low_asn, low_name, low_if, low_group, to_low, up_inherits))
                     addresses = (f"{up_addr}/31", low_addr, up_addr)
                 a, z = Endpoint(low_name, low_if, low_cage), Endpoint(up_name, up_if, up_cage)
                 links.append(_new(LinkDraft, (kind, a, z, speed, *addresses, length, link_mtu)))
@@ -179,6 +183,25 @@ def connect(
     if links:
         tally.take_many("fabric", 2 * len(links), highest)
     return Wiring(tuple(links), ends, tally, uplinks)
+
+
+def _sharing_one_asn(lower: Sequence[TierNode], uppers: Callable[[TierNode], Sequence[TierNode]], asn: Mapping[str, int]) -> set[str]:
+    """Upper devices whose lower peers of the stage are several and share one ASN (spines below a
+    super-spine): the upper device's peer group for them carries their remote-as. One look at
+    each (lower, upper) pair, before the cables are laid, so each neighbor is built once."""
+    first: dict[str, tuple[int, str]] = {}
+    mixed: set[str] = set()
+    several: set[str] = set()
+    for low in lower:
+        above = uppers(low)
+        low_asn = asn[low.name] if above else 0
+        for up in above:
+            seen = first.setdefault(up.name, (low_asn, low.name))
+            if seen[0] != low_asn:
+                mixed.add(up.name)
+            if seen[1] != low.name:
+                several.add(up.name)
+    return several - mixed
 
 
 _Pair = tuple[int, int, int, str, str]

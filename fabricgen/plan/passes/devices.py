@@ -1,8 +1,8 @@
 """Pass: assemble each switch's `Device` from what the earlier passes decided for it.
 
-Interfaces sorted by port, broken-out cages derived from the interfaces' speeds, the
-platform's `speed` setting per port, BGP neighbors sorted by address and grouped into peer
-groups, the placeholder GUID of an InfiniBand switch without a pin.
+Interfaces sorted by port (the wiring passes built them, with the platform's `speed` setting
+and PFC headroom), broken-out cages derived from the interfaces' speeds, BGP neighbors sorted
+by address and their peer groups, the placeholder GUID of an InfiniBand switch without a pin.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from fabricgen.core.model import BgpNeighbor, Breakout, Device, Interface, PeerG
 from fabricgen.plan.guids import switch_guid
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import NeighborDraft
 
 ROLE_ORDER = {"superspine": 0, "spine": 1, "leaf": 2}
 """Device order of the plan: top tier first, then pod by pod."""
@@ -45,7 +44,7 @@ def assemble(
     mtu: int,
     routing: Routing,
     interfaces: Iterable[Interface],
-    neighbors: Iterable[NeighborDraft],
+    neighbors: Iterable[BgpNeighbor],
     advertised: Iterable[str],
     infiniband: InfinibandSwitch | None,
     headroom: Headroom,
@@ -57,7 +56,7 @@ def assemble(
     drafts = list(interfaces)
     breakouts = _breakouts(drafts, node)
     ifaces = _with_headroom(sorted(drafts, key=_PORT_ORDER), headroom.get(node.name))
-    groups, grouped = _peer_groups(_by_address(list(neighbors)))
+    grouped = _by_address(list(neighbors))
     routed = infiniband is None
     guid = ""
     if infiniband is not None:
@@ -83,11 +82,11 @@ def assemble(
         maximum_paths=routing.maximum_paths,
         interfaces=ifaces,
         breakouts=tuple(sorted(breakouts.values(), key=lambda b: b.port)),
-        bgp_neighbors=grouped,
+        bgp_neighbors=tuple(grouped),
         advertised_prefixes=tuple(dict.fromkeys(advertised)),
         ports_total=node.model.ports,
         ports_used=len(set(map(_PORT, drafts)) - _NONE),
-        peer_groups=groups,
+        peer_groups=_peer_groups(grouped),
         vlans=tuple(sorted(set(map(_VLAN, drafts)) - _NONE)),
         queue_keyword=node.platform.queue_keywords.get(node.model.queue_family, ""),
         as_path_multipath_relax=routing.as_path_multipath_relax,
@@ -99,8 +98,8 @@ def assemble(
 
 _PORT_ORDER = operator.attrgetter("port", "sub", "name")
 """Interface order of a device."""
-_PORT, _VLAN, _ADDRESS = operator.attrgetter("port"), operator.attrgetter("vlan"), operator.itemgetter(0)
-"""`Interface.port`, `Interface.vlan`, `NeighborDraft.address`, for C-level `map`s over a device's ends."""
+_PORT, _VLAN, _ADDRESS = operator.attrgetter("port"), operator.attrgetter("vlan"), operator.attrgetter("address")
+"""`Interface.port`, `Interface.vlan`, `BgpNeighbor.address`, for C-level `map`s over a device's ends."""
 _NONE = frozenset({0})
 """Port 0 (an SVI) and VLAN 0 (no access VLAN) are not counted."""
 
@@ -115,7 +114,7 @@ def _with_headroom(interfaces: list[Interface], overridden: Mapping[str, int] | 
     )
 
 
-def _by_address(neighbors: list[NeighborDraft]) -> list[NeighborDraft]:
+def _by_address(neighbors: list[BgpNeighbor]) -> list[BgpNeighbor]:
     """The neighbors in address order. Keys are computed in C (`map`), and the list is sorted only
     when it is not in order already (most devices' cables are drafted in address order)."""
     keys = list(map(socket.inet_aton, map(_ADDRESS, neighbors)))
@@ -142,23 +141,8 @@ class InfinibandSwitch:
     prefix: str
 
 
-def _peer_groups(neighbors: list[NeighborDraft]) -> tuple[tuple[PeerGroup, ...], tuple[BgpNeighbor, ...]]:
-    """One peer group per neighbor group; it carries remote-as when all its peers share one ASN
-    (the spine tier seen from a leaf), otherwise each neighbor states its own (one ASN per leaf).
-    The neighbors come back as `BgpNeighbor`s, in the same order. One pass over the neighbors:
-    a group's first (ASN, device) and whether any neighbor differs from it."""
-    first: dict[str, tuple[int, str]] = {}
-    mixed_asns: set[str] = set()
-    several_devices: set[str] = set()
-    for _, asn, device, _, group, _ in neighbors:
-        seen = first.get(group)
-        if seen is None:
-            first[group] = (asn, device)
-            continue
-        if asn != seen[0]:
-            mixed_asns.add(group)
-        if device != seen[1]:
-            several_devices.add(group)
-    shared = several_devices - mixed_asns
-    groups = tuple(PeerGroup(name, first[name][0] if name in shared else 0) for name in sorted(first))
-    return groups, tuple(BgpNeighbor(*n, n.peer_group in shared) for n in neighbors)
+def _peer_groups(neighbors: list[BgpNeighbor]) -> tuple[PeerGroup, ...]:
+    """One peer group per neighbor group, carrying the remote-as its neighbors inherit (the
+    wiring decided that per group: a group holds the peers of one tier, `Ends`)."""
+    carried = {n.peer_group: n.remote_asn if n.inherits_remote_as else 0 for n in neighbors}
+    return tuple(PeerGroup(name, carried[name]) for name in sorted(carried))

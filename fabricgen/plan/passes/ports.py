@@ -6,10 +6,9 @@ stage's cable): a 5,000-switch fabric has 330,000 of them, and building each onc
 draft, is a sixth of the planning time less (measured with `time.process_time`). A cable whose
 length `cabling.overrides` changes gets its ends' headroom again in the device pass.
 
-What only the whole device knows waits in a draft: whether a peer group carries the remote AS
-(`NeighborDraft`, whose fields are the leading fields of `BgpNeighbor`, in order, so assembly
-appends the rest). Cables are drafted the same way until the media pass. The drafts are plain
-named tuples, built as `tuple.__new__(Draft, values)` in the hot loops.
+BGP neighbors are built final by the wiring as well (`connect` decides which peer groups carry
+the remote AS). Cables are drafted until the media pass, as plain named tuples built with
+`tuple.__new__(LinkDraft, values)` in the hot loops.
 
 `PortSlots` names the ports of a kind of device once, for all devices of that kind.
 """
@@ -21,17 +20,6 @@ from typing import NamedTuple
 from fabricgen.core.model import Endpoint, Link, Model, Platform
 from fabricgen.plan import allocate
 from fabricgen.plan.passes.expand import TierNode
-
-
-class NeighborDraft(NamedTuple):
-    """A `BgpNeighbor` without `inherits_remote_as` (same fields, same order)."""
-
-    address: str
-    remote_asn: int
-    peer_device: str
-    peer_interface: str
-    peer_group: str
-    description: str
 
 
 class LinkDraft(NamedTuple):
