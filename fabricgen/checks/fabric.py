@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
-import operator
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -113,13 +112,9 @@ def _addresses_unique(plan: Plan) -> bool:
     """Whether no address is assigned twice: one set over every address, the common case at
     scale; the owners of a clash are only worked out when there is one."""
     addresses = [a for d in plan.devices for a in (d.loopback, d.management) if a]
-    for device in plan.devices:  # the interfaces' addresses, collected in C
-        addresses.extend(filter(None, map(_ADDRESS, device.interfaces)))
+    addresses += [i.address for d in plan.devices for i in d.interfaces if i.address]
     addresses += [n.address for s in plan.servers for n in s.nics if n.address and n.address != n.gateway]
     return len(set(addresses)) == len(addresses)
-
-
-_ADDRESS = operator.attrgetter("address")
 
 
 def check_duplicates(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:

@@ -9,14 +9,12 @@ cable they may cross. One pass over the interfaces and one over the links.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import attrgetter
 
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import Inputs
 
-_NAME, _MTU = attrgetter("name"), attrgetter("mtu")
 _LISTED = 5
 """Mismatched cables listed by name; the rest are counted."""
 
@@ -26,8 +24,7 @@ def check_mtu(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnos
     at most the smallest switch-to-switch MTU. Reported at `roce.mtu`, the key that sets it."""
     if plan.roce is None:
         return
-    # Per device, its interfaces' MTUs by name, zipped in C: 330,000 interfaces at 5,000 switches.
-    mtu_of = {d.name: dict(zip(map(_NAME, d.interfaces), map(_MTU, d.interfaces), strict=True)) for d in plan.devices}
+    mtu_of = {d.name: {i.name: i.mtu for i in d.interfaces} for d in plan.devices}
     maximum = {p.name: p.mtu_max for p in plan.platforms}
     limit = {d.name: maximum[d.platform] for d in plan.devices if d.platform in maximum}
     host, nothing = plan.host_mtu, dict[str, int]()
