@@ -149,8 +149,10 @@ class Layout:
         return (slot * self.per_superspine + link - 1) * 2
 
     def leaf_spine_offset(self, pod: int, leaf: int, spine: int, link: int) -> int:
-        pod_base = self.superspine_block + (pod - 1) * self.leaf_slots * self.spine_slots * self.per_spine * 2
-        return pod_base + fabric_link_offset(leaf=leaf, spine=spine, link=link, spine_slots=self.spine_slots, per_spine=self.per_spine)
+        """The pod's block, then `fabric_link_offset` within it (inlined: once per cable)."""
+        spine_slots, per_spine = self.spine_slots, self.per_spine
+        pod_base = self.superspine_block + (pod - 1) * self.leaf_slots * spine_slots * per_spine * 2
+        return pod_base + (((leaf - 1) * spine_slots + (spine - 1)) * per_spine + (link - 1)) * 2
 
 
 @dataclass(slots=True)
