@@ -121,6 +121,8 @@ def connect(
             if pair is None:
                 pair = pairs[key] = _pair(low, up, stage, mtu)
             link_mtu, low_headroom, up_headroom, up_group, low_group = pair
+            # The last fields of each end's Interface: MTU, RoCE, VLAN, speed setting, headroom.
+            low_tail, up_tail = (link_mtu, roce, 0, low_setting, low_headroom), (link_mtu, roce, 0, up_setting, up_headroom)
             for link_no in range(1, stage.per_pair + 1):
                 subnet = offset(low, up, link_no)
                 if subnet + 2 > highest:
@@ -130,44 +132,8 @@ def connect(
                 up_cage, up_sub, up_if = up_ports[low_slot + link_no]
                 # Each end's description names the far end; its BGP neighbor shares the string.
                 to_up, to_low = f"{up_name} {up_if}", f"{low_name} {low_if}"
-                low_rows.append(
-                    (
-                        low_if,
-                        low_cage,
-                        low_sub,
-                        speed,
-                        "uplink",
-                        low_addr,
-                        31,
-                        up_name,
-                        up_if,
-                        to_up,
-                        link_mtu,
-                        roce,
-                        0,
-                        low_setting,
-                        low_headroom,
-                    )
-                )
-                up_rows.append(
-                    (
-                        up_if,
-                        up_cage,
-                        up_sub,
-                        speed,
-                        "downlink",
-                        up_addr,
-                        31,
-                        low_name,
-                        low_if,
-                        to_low,
-                        link_mtu,
-                        roce,
-                        0,
-                        up_setting,
-                        up_headroom,
-                    )
-                )
+                low_rows.append((low_if, low_cage, low_sub, speed, "uplink", low_addr, 31, up_name, up_if, to_up, *low_tail))
+                up_rows.append((up_if, up_cage, up_sub, speed, "downlink", up_addr, 31, low_name, low_if, to_low, *up_tail))
                 if routed:
                     low_peer_rows.append((up_addr, up_asn, up_name, up_if, up_group, to_up))
                     up_peer_rows.append((low_addr, low_asn, low_name, low_if, low_group, to_low))
