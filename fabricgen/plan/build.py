@@ -8,10 +8,11 @@ too small, ports exhausted, oversubscription) is left for `checks/`, which reads
 The passes, in order (one module each under `plan/passes/`, docs/architecture.md):
 expand tiers -> link speeds -> layout and device addresses -> RoCE/QoS policy -> connect
 (leaves to spines, spines to super-spines) -> attach servers -> cable lengths -> PFC headroom
-and AS-path intent -> assemble devices -> InfiniBand parts -> media -> sources (pins, jobs).
+of overridden cables and AS-path intent -> assemble devices -> InfiniBand parts -> media -> sources (pins, jobs).
 Each device is visited once per cable it has: the cost is linear in the size of the fabric.
-The wiring passes return drafts (`passes/ports.py`); each frozen interface, neighbor and link
-is built once, by the pass that knows its last value.
+The wiring passes build each frozen interface and BGP neighbor once, final (the headroom pass
+redoes only the ends of cables `cabling.overrides` changed); cables are drafts
+(`passes/ports.py`) until the media pass builds each `Link` once.
 """
 
 from __future__ import annotations
