@@ -96,6 +96,7 @@ def connect(
     highest, speed, roce, routed, length, kind = 0, stage.speed, stage.roce, stage.routed, stage.length_m, stage.kind
     addresses = ("", "", "")
     """(subnet, A address, Z address) of the cable: none when not routed."""
+    link_numbers, base = range(1, stage.per_pair + 1), stage.fabric_base
     for low in lower:
         above = uppers(low)
         if not above:
@@ -123,11 +124,11 @@ def connect(
             link_mtu, low_headroom, up_headroom, up_group, low_group = pair
             # The last fields of each end's Interface: MTU, RoCE, VLAN, speed setting, headroom.
             low_tail, up_tail = (link_mtu, roce, 0, low_setting, low_headroom), (link_mtu, roce, 0, up_setting, up_headroom)
-            for link_no in range(1, stage.per_pair + 1):
+            for link_no in link_numbers:
                 subnet = offset(low, up, link_no)
                 if subnet + 2 > highest:
                     highest = subnet + 2
-                up_addr, low_addr = ipv4_pair(stage.fabric_base + subnet)
+                up_addr, low_addr = ipv4_pair(base + subnet)
                 low_cage, low_sub, low_if = low_ports[up_slot + link_no]
                 up_cage, up_sub, up_if = up_ports[low_slot + link_no]
                 # Each end's description names the far end; its BGP neighbor shares the string.
