@@ -297,3 +297,18 @@ def test_each_tier_has_its_own_peer_group_name(name: str) -> None:
     while a device's peers of two tiers never share a group name (platform data)."""
     names = [PLATFORMS[name].names[f"peer_group_{role}"] for role in ("leaf", "spine", "superspine")]
     assert len(set(names)) == 3, names
+
+
+def test_a_peer_group_carries_the_remote_as_only_of_several_peers_sharing_one() -> None:
+    """Leaves see two spines of one ASN (65000): their group carries it. Spines see three leaves
+    of three ASNs: each neighbor states its own."""
+    plan = build_plan(_doc())
+    for device in plan.devices:
+        groups = {g.name: g.remote_asn for g in device.peer_groups}
+        if device.role == "leaf":
+            assert groups == {EOS.names["peer_group_spine"]: 65000}
+            assert {(n.remote_asn, n.inherits_remote_as) for n in device.bgp_neighbors} == {(65000, True)}
+        else:
+            assert groups == {EOS.names["peer_group_leaf"]: 0}
+            assert len({n.remote_asn for n in device.bgp_neighbors}) == 3
+            assert not any(n.inherits_remote_as for n in device.bgp_neighbors)
