@@ -7,8 +7,10 @@ format, they do not decide.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields  # noqa: F401 - dataclass: slot_init's doctest
 from typing import Any, TypeVar
+
+from fabricgen.core.records import record
 
 _Cls = TypeVar("_Cls", bound=type)
 
@@ -70,7 +72,7 @@ def slot_init(cls: _Cls) -> _Cls:
     return cls
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Model:
     """One hardware catalog entry."""
 
@@ -109,7 +111,7 @@ class Model:
         return self.breakouts.get(speed, 0)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NicModel:
     """A server NIC / HCA model from the catalog (`nics:`): the cage it puts at the server end."""
 
@@ -124,7 +126,7 @@ class NicModel:
     """NetBox interface type of its ports per transport (roce, infiniband)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Platform:
     """Facts about one operating system (from data/platforms.yml)."""
 
@@ -173,7 +175,7 @@ class Platform:
 
 
 @slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class Interface:
     """A configured port of a device. `role`: uplink, downlink (to a lower tier), server (routed
     /31), server-l2 (access port in the leaf's server VLAN), svi (the server VLAN's gateway), sm
@@ -202,7 +204,7 @@ class Interface:
     """A RoCE host port that runs IEEE DCBX (`roce.dcbx`, where the platform has a per-port command)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Breakout:
     """A cage run as several logical ports: `count` x `speed` G."""
 
@@ -212,7 +214,7 @@ class Breakout:
 
 
 @slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class BgpNeighbor:
     address: str
     remote_asn: int
@@ -224,7 +226,7 @@ class BgpNeighbor:
     """True when the peer group carries this neighbor's remote-as (a tier sharing one ASN)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PeerGroup:
     """A BGP peer group (EOS) or peer template (NX-OS); `remote_asn` 0 when set per neighbor."""
 
@@ -232,7 +234,7 @@ class PeerGroup:
     remote_asn: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Device:
     name: str
     role: str
@@ -285,14 +287,14 @@ class Device:
 
 
 @slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class Endpoint:
     device: str
     interface: str
     port: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Choice:
     """The media of one cable (chosen by `plan/media.py`). `cable_part` is the copper/AOC cable
     or the fibre patch cord (a 1:N splitter cord when several links share one optical port);
@@ -323,7 +325,7 @@ SM_ROLE = "sm"
 
 
 @slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class Link:
     """One cable. A end is the lower tier (server, SM host or leaf), Z end the upper. `media` is
     set by the media pass (None only while the planner is still wiring)."""
@@ -347,7 +349,7 @@ class Link:
 
 
 @slot_init
-@dataclass(frozen=True, slots=True)
+@record
 class ServerNic:
     nic: int
     leaf: str
@@ -361,7 +363,7 @@ class ServerNic:
     """Rail (1-based position of `leaf` in its scalable unit) with rail attachment; 0 otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Server:
     name: str
     leaf: str
@@ -375,7 +377,7 @@ class Server:
     """Catalog NIC model of its ports (`servers.nic`); names an entry of Plan.nics."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QosQueue:
     """One egress queue (traffic class) of a platform's RoCE profile, as its config names it."""
 
@@ -390,7 +392,7 @@ class QosQueue:
     no_drop: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QosProfile:
     """The RoCE policy resolved for one platform: names, classes and queue lists to print."""
 
@@ -414,7 +416,7 @@ class QosProfile:
     """Rate-counter interval (s) of RoCE ports where the default is too coarse; 0 keeps the default."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RocePolicy:
     no_drop_priority: int
     dscp_data: int
@@ -445,7 +447,7 @@ class RocePolicy:
         return (self.dscp_data << 2) | 2
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PoolUsage:
     """How much of an address pool the plan uses. `needed` is one past the highest offset
     allocated (slots reserved for growth count), `used` the addresses actually assigned."""
@@ -458,7 +460,7 @@ class PoolUsage:
     capacity: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Oversubscription:
     device: str
     downlink_gbps: int
@@ -469,7 +471,7 @@ class Oversubscription:
         return self.downlink_gbps / self.uplink_gbps if self.uplink_gbps else float("inf")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SubnetManager:
     """One OpenSM instance. It runs on a planned server's HCA (`server` set) or on a dedicated
     host cabled to `leaf` port `leaf_port`. `port_guid` is what OpenSM binds to (`guid`)."""
@@ -487,7 +489,7 @@ class SubnetManager:
     plan link of kind `sm-leaf` whose media the same rule chooses."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Partition:
     """A tenant partition. `members` are the inventory's patterns; `hosts` and `port_guids`
     what they resolved to (sorted), so templates print GUIDs and never match names."""
@@ -512,13 +514,13 @@ class Partition:
         return f"0x{self.pkey:04x}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeName:
     guid: str
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InfinibandPlan:
     """Everything OpenSM needs, computed: the templates in templates/opensm/ only print it."""
 
@@ -570,7 +572,7 @@ class InfinibandPlan:
         return f"{self.routing_engine},no_fallback" if self.no_fallback else self.routing_engine
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Services:
     ntp: tuple[str, ...]
     syslog: tuple[str, ...]
@@ -579,7 +581,7 @@ class Services:
     timezone: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TierLinks:
     """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
     between each lower and upper device of a group), `server-leaf` (`per_pair` NICs per server)
@@ -591,7 +593,7 @@ class TierLinks:
     links: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Pin:
     """A value the inventory pins on one device (`key` under its `nodes:` entry), and where:
     checks point at the pin, not at the tier's default."""
@@ -603,7 +605,7 @@ class Pin:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class JobInput:
     """One `jobs:` entry for `fabricgen analyze`, as written (the analyzer applies its schema
     defaults), with the positions of its keys (dotted, relative to the job; "" is the job)."""
@@ -613,7 +615,7 @@ class JobInput:
     positions: dict[str, tuple[int, int]]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Plan:
     name: str
     description: str

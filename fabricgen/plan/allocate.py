@@ -16,6 +16,8 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from fabricgen.core.records import record
+
 MANAGEMENT_RESERVED = 10
 """First addresses of the management pool left for gateways and infrastructure."""
 
@@ -92,7 +94,7 @@ def cages_for(slots: int, per_cage: int) -> int:
     return -(-slots // per_cage)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Layout:
     """Fixed slot sizes of every tier, from which all offsets derive.
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from fabricgen.render.template_cache import template_cache
+
 BUILTIN_TEMPLATES = Path(str(resources.files("fabricgen").joinpath("templates")))
 
 
@@ -103,4 +105,6 @@ def environment(user_dirs: tuple[Path, ...] = ()) -> jinja2.Environment:
     env_class = ImmutableSandboxedEnvironment if user_dirs else jinja2.Environment
     env: jinja2.Environment = env_class(loader=loader, **_options())  # type: ignore[arg-type]
     env.filters["ms_to_s"] = lambda ms: f"{ms / 1000:g}"
+    # Compiled code kept between runs for the package's own templates only: a user's folders change, each would leave files behind.
+    env.bytecode_cache = None if user_dirs else template_cache(env, _options())
     return env

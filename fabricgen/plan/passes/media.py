@@ -14,17 +14,17 @@ cables share one `Choice`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from fabricgen.core import media_rules as rules
 from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Server, SubnetManager
+from fabricgen.core.records import record
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.media import End, Ends, choose
 from fabricgen.plan.passes.ports import AnyLink
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Miss:
     """Cables of one length source that no medium reaches."""
 
