@@ -14,7 +14,8 @@ generated ones do (the same tuple compared and hashed, the same repr, the same
 `__init__` stores each field through its slot descriptor rather than with
 `object.__setattr__`, the frozen dataclass's way: a plan at 5,000 switches builds about a
 million interfaces, neighbors, links and NICs, and the descriptor's `__set__` takes about half
-the time (0.55 s against 1.0 s for 200,000 interfaces).
+the time (0.55 s against 1.0 s for 200,000 interfaces). Those hottest classes go further:
+`core/model.py` `slot_init` builds them through an unfrozen twin class (2.3x faster again).
 
 Type checkers treat a `record` class as a frozen dataclass (PEP 681 `dataclass_transform`).
 What it does not support it refuses at import time: `InitVar`, `kw_only`, base classes with
