@@ -4,12 +4,12 @@ read its result (see `render.py` and `write.py`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from fabricgen.checks.fabric import check_plan
 from fabricgen.core.diagnostics import Diagnostic, FabricError, raise_if_errors
 from fabricgen.core.model import Plan
+from fabricgen.core.records import record
 from fabricgen.inventory.loader import load_inventory, resolve_inventory_path
 from fabricgen.inventory.schema import apply_defaults, normalise_units, validate_document
 from fabricgen.inventory.validation import check_document, check_planned, check_raw
@@ -17,7 +17,7 @@ from fabricgen.plan.build import build_plan
 from fabricgen.plan.inputs import Inputs, inputs_of
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Checked:
     plan: Plan
     warnings: tuple[Diagnostic, ...]

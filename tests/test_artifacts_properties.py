@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricgen.artifacts import bom, cabling, hosts, lab
-from fabricgen.artifacts.common import natural_key, sorted_by_group
+from fabricgen.artifacts.common import csv_text, natural_key, natural_order
 from fabricgen.plan.media import cables
 from fabricgen.render.producers import RenderContext
 from tests.test_artifacts_lab import _errors
@@ -100,14 +100,29 @@ def test_artifact_invariants() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["leaf1", "leaf01", "leaf2", "leaf10", "spine1"]),
-            st.sampled_from(["Ethernet1/1", "Ethernet01/1", "Ethernet2/1", "Ethernet10/1"]),
-            st.integers(0, 3),
+            st.sampled_from(["leaf1", "leaf01", "leaf2", "leaf10", "spine1", "b2-p1", "b10-p1", ""]),
+            st.sampled_from(["Ethernet1/1", "Ethernet01/1", "Ethernet2/1", "Ethernet10/1", "nic1"]),
+            st.sampled_from(["spine2", "spine10", "leaf1"]),
         )
     )
 )
-def test_sorted_by_group_is_the_one_sort(rows: list[tuple[str, str, int]]) -> None:
-    """Bucketed sorting gives the order of the one sort by (group, within), ties in input order
-    (names such as leaf1 and leaf01 share a natural key: the rows of both interleave)."""
-    expected = sorted(rows, key=lambda r: (natural_key(r[0]), natural_key(r[1])))
-    assert sorted_by_group(rows, lambda r: natural_key(r[0]), lambda r: natural_key(r[1])) == expected
+def test_natural_order_is_the_one_sort(rows: list[tuple[str, str, str]]) -> None:
+    """Ranked sorting gives the order of the one sort by the columns' natural keys, ties in input
+    order (names such as leaf1 and leaf01 share a natural key: the rows of both interleave)."""
+    expected = sorted(rows, key=lambda r: (natural_key(r[0]), natural_key(r[1]), natural_key(r[2])))
+    columns = ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    assert [rows[i] for i in natural_order(*columns)] == expected
+
+
+_CELLS = st.text(alphabet='ab1 ,"\n\r', max_size=4)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.lists(_CELLS, min_size=1, max_size=4), max_size=6), st.booleans())
+def test_csv_text_is_the_csv_module(rows: list[list[str]], plain: bool) -> None:
+    """Whole-text joining (every row plain) or row by row: the csv module's text either way."""
+    if plain:  # the fast path: cells without a character that needs quoting
+        rows = [[cell.translate(str.maketrans('",\n\r', "abab")) for cell in row] for row in rows]
+    expected = io.StringIO()
+    csv.writer(expected, lineterminator="\n").writerows([("h", "i"), *rows])
+    assert csv_text(("h", "i"), rows) == expected.getvalue()

@@ -85,3 +85,27 @@ def test_one_leaf_change_rewrites_only_its_own_and_its_spines_files(tmp_path: Pa
     assert [path for path in written if any(Path(path).stem.startswith(name) for name in untouched)] == []
     fabric_wide = [path for path in written if not any(name in path for name in touched)]
     assert len(fabric_wide) <= 8 < len(first) - len(written), fabric_wide
+
+
+def _reference_lines(data: dict[str, Any]) -> str:
+    """The fragment format written plainly with the standard library: a key per line, a
+    non-empty list's items one compact value per line, anything else compact on its key's line."""
+    lines = ["{"]
+    for number, key in enumerate(sorted(data), start=1):
+        value, comma = data[key], "," if number < len(data) else ""
+        compact = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        if isinstance(value, list) and value:
+            items = [f"    {json.dumps(item, separators=(',', ':'), sort_keys=True, ensure_ascii=False)}" for item in value]
+            lines += [f"  {json.dumps(key)}: [", ",\n".join(items), f"  ]{comma}"]
+        else:
+            lines.append(f"  {json.dumps(key)}: {compact}{comma}")
+    return "\n".join(lines) + "\n}\n"
+
+
+def test_fragments_are_the_format_written_by_the_standard_library() -> None:
+    """Every fragment, byte for byte, as the reference writer formats its parsed data (orjson,
+    fragments and seams cut in the encoded text must not change a byte)."""
+    for name in ("cluster-3tier", "pod-mixed", "ib-hdr"):
+        files = plan_fragments(example_plan(name))
+        for path, text in files.items():
+            assert text == _reference_lines(json.loads(text)), path

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ import pytest
 from fabricgen.core.catalog import models_for, platforms
 from fabricgen.core.diagnostics import FabricError
 from fabricgen.core.media_rules import table_from
-from fabricgen.core.model import BgpNeighbor, Endpoint, Interface, Link
+from fabricgen.core.model import Endpoint, Link
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.schema import apply_defaults
 from fabricgen.plan.allocate import Layout
+from fabricgen.plan.build import build_plan
 from fabricgen.plan.guids import hca_guids, switch_guid
 from fabricgen.plan.inputs import CableOverride, Inputs, inputs_of
 from fabricgen.plan.passes.addressing import asn_of, pools_of
@@ -28,7 +30,6 @@ from fabricgen.plan.passes.cabling import apply_overrides
 from fabricgen.plan.passes.connect import Stage, connect
 from fabricgen.plan.passes.expand import TierNode, expand_tiers
 from fabricgen.plan.passes.media import choose_media
-from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attachment, attach_servers
 from fabricgen.plan.passes.speeds import link_speeds
@@ -152,7 +153,7 @@ def test_rail_attachment_puts_nic_i_on_rail_leaf_i() -> None:
     addressing = _doc().addressing
     assert addressing is not None
     pools = pools_of(addressing)
-    attached = attach_servers(leaves, spec, Layout(spine_slots=2), pools, {"eos": 9214}, lambda name, leaf, index: ("", ()))
+    attached = attach_servers(leaves, spec, Layout(spine_slots=2), pools, 9214, lambda name, leaf, index: ("", ()))
     # Two units of two rails; each unit's servers are named after its first leaf.
     assert sorted(s.name for s in attached.servers) == ["leaf1-srv1", "leaf1-srv2", "leaf3-srv1", "leaf3-srv2"]
     by_name = {s.name: s for s in attached.servers}
@@ -263,8 +264,51 @@ def test_inputs_are_frozen() -> None:
         view.uplinks.per_spine = 2  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("draft", "final", "appended"), [(PortDraft, Interface, 3), (NeighborDraft, BgpNeighbor, 1)])
-def test_drafts_are_the_leading_fields_of_what_assembly_builds(draft: type, final: type, appended: int) -> None:
-    # Assembly builds `final(*draft, <the appended fields>)`: the fields must line up by position.
-    names = [f.name for f in dataclasses.fields(final)]
-    assert list(draft._fields) == names[: len(names) - appended]
+def _headroom_bytes(length_m: float, speed_gbps: int, mtu: int, response_ns: int) -> int:
+    """Cisco c11-542809: two maximum frames (+38 bytes each) and a PFC frame (84), the cable's
+    round trip at 5.13 ns/m, the peer's response time, at speed/8 bytes per ns."""
+    per_ns = speed_gbps / 8
+    return math.ceil(2 * (mtu + 38) + 84 + 2 * length_m * 5.13 * per_ns + response_ns * per_ns)
+
+
+def test_an_override_gives_its_cable_ends_the_headroom_of_their_new_length() -> None:
+    """The wiring passes give every port its stage's figure; the lengthened cable's two ends
+    (and only those) get the figure of the override's length."""
+    moved = {"device": "t-spine1", "interface": "Ethernet1/1", "length": "150m"}
+    plan = build_plan(_doc(roce={"no_drop_priority": 3}, cabling={"overrides": [moved]}))
+    devices = {d.name: d for d in plan.devices}
+    cable = next(link for link in plan.links if (link.z.device, link.z.interface) == ("t-spine1", "Ethernet1/1"))
+    assert cable.length_m == 150.0
+    response = {d.name: PLATFORMS[d.platform].pfc_response_ns for d in plan.devices}
+    ends = {(cable.a.device, cable.a.interface), (cable.z.device, cable.z.interface)}
+    for link in plan.links:
+        if link.kind != "leaf-spine":
+            continue
+        for near, far in ((link.a, link.z), (link.z, link.a)):
+            port = next(i for i in devices[near.device].interfaces if i.name == near.interface)
+            length = 150.0 if (near.device, near.interface) in ends else link.length_m
+            assert port.pfc_headroom_bytes == _headroom_bytes(length, link.speed, link.mtu, response[far.device]), port
+    assert link.length_m != 150.0
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in PLATFORMS.items() if p.transport == "roce"))
+def test_each_tier_has_its_own_peer_group_name(name: str) -> None:
+    """`connect` decides per stage whether a peer group carries the remote AS: that holds only
+    while a device's peers of two tiers never share a group name (platform data)."""
+    names = [PLATFORMS[name].names[f"peer_group_{role}"] for role in ("leaf", "spine", "superspine")]
+    assert len(set(names)) == 3, names
+
+
+def test_a_peer_group_carries_the_remote_as_only_of_several_peers_sharing_one() -> None:
+    """Leaves see two spines of one ASN (65000): their group carries it. Spines see three leaves
+    of three ASNs: each neighbor states its own."""
+    plan = build_plan(_doc())
+    for device in plan.devices:
+        groups = {g.name: g.remote_asn for g in device.peer_groups}
+        if device.role == "leaf":
+            assert groups == {EOS.names["peer_group_spine"]: 65000}
+            assert {(n.remote_asn, n.inherits_remote_as) for n in device.bgp_neighbors} == {(65000, True)}
+        else:
+            assert groups == {EOS.names["peer_group_leaf"]: 0}
+            assert len({n.remote_asn for n in device.bgp_neighbors}) == 3
+            assert not any(n.inherits_remote_as for n in device.bgp_neighbors)

@@ -81,3 +81,36 @@ def test_host_vars_shape_takes_the_direct_path(monkeypatch: Any) -> None:
     expected = yaml.dump(data, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, width=200)
     monkeypatch.setattr(yamlemit, "_node", refuse)
     assert yaml_text(data, width=200) == expected
+
+
+names = st.text(alphabet="aynoNTEx019._/:-", max_size=8) | st.from_regex(r"(\.\./)?[a-zA-Z]{0,3}[0-9.:/_-]{0,4}", fullmatch=True)
+"""Strings around the one-scan rule: bool and null words, dotted numbers, trailing colons, `../`."""
+
+
+def test_plain_texts_only_for_what_yaml_dump_writes_as_it_is() -> None:
+    """A true answer means libyaml writes every string as it is; with `known`, a second look at
+    the same strings answers the same without scanning them again. Fails when too few lists
+    were found plain, so it cannot pass by answering no."""
+    plain: list[list[str]] = []
+
+    @settings(max_examples=500, derandomize=True)
+    @given(st.lists(names, min_size=1, max_size=4), st.booleans())
+    def check(texts: list[str], remember: bool) -> None:
+        known: set[str] | None = set() if remember else None
+        if yamlemit.plain_texts(texts, known):
+            plain.append(texts)
+            for text in texts:
+                assert yaml.dump([text], Dumper=_DUMPER, width=200) == f"- {text}\n"
+            assert yamlemit.plain_texts(texts, known)
+
+    check()
+    assert len(plain) >= 50, len(plain)
+
+
+def test_plain_texts_takes_names_and_addresses_not_words_or_line_breaks() -> None:
+    plain = ["Ethernet1/1", "b3-p01-leaf01", "10.4.0.1", "10.0.0.0/31", "../configs/leaf01.cfg", "leaf01:eth1_1"]
+    assert yamlemit.plain_texts(plain)
+    for odd in ("yes", "leaf", "1.5", "12", "leaf01:", "a b", "leaf01\nleaf02", ""):
+        assert not yamlemit.plain_texts([*plain, odd]), odd
+    known: set[str] = set()
+    assert yamlemit.plain_texts(plain, known) and "Ethernet1/1" in known and "10.4.0.1" not in known

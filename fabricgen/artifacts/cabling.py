@@ -17,8 +17,9 @@ thin layer over the rows (`cable_section`), so whatever a row holds, it follows.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
-from fabricgen.artifacts.common import csv_line, csv_text, md_line, md_table, metres, natural_key, sorted_by_group
+from fabricgen.artifacts.common import csv_line, csv_text, md_line, md_table, metres, natural_order
 from fabricgen.core.model import Plan
 from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
@@ -40,12 +41,12 @@ NETBOX_COLUMNS = (
 
 
 def sorted_cables(plan: Plan, chosen: tuple[Cable, ...] | None = None) -> list[Cable]:
-    """The cables in A-device, A-port order; `chosen` is `cables(plan)` when already known."""
-    return sorted_by_group(
-        cables(plan) if chosen is None else chosen,
-        lambda c: natural_key(c.link.a.device),
-        lambda c: (natural_key(c.link.a.interface), natural_key(c.link.z.device)),
-    )
+    """The cables in A-device, A-port order (then Z device); `chosen` is `cables(plan)` when
+    already known."""
+    rows = cables(plan) if chosen is None else chosen
+    links = [cable.link for cable in rows]
+    order = natural_order([link.a.device for link in links], [link.a.interface for link in links], [link.z.device for link in links])
+    return [rows[i] for i in order]
 
 
 def cable_label(cable: Cable) -> str:
@@ -67,43 +68,77 @@ MD_COLUMNS = ("A device", "A port", "Z device", "Z port", "speed", "medium", "op
 
 def rows_of(rows: list[Cable]) -> tuple[list[str], list[str]]:
     """The CSV lines (NETBOX_COLUMNS, breakout cables left out) and the Markdown table lines
-    (MD_COLUMNS, one per cable, in `rows` order), line ends included. Each cable's facts are read
-    once for both and each line is one f-string (checked, as csv_text and md_table check a row,
-    for a character that needs quoting or escaping: then written by `csv_line` / `md_line`);
-    the parts text is the same for every cable of one Choice and cord count (links share their
-    Choice), so it is written once per kind of cable, not per cable."""
+    (MD_COLUMNS, one per cable, in `rows` order), line ends included.
+
+    Cables of one kind (Choice, links sharing each end's cage, length, speed) share every column
+    but their ends' (the cords and whether it is a breakout cable follow from the first two), so a
+    kind's columns are written once (`_Kind`) and a cable's lines are one f-string each. Whether
+    any cell needs quoting or escaping is checked once on the whole text: a cell with a `,` or a
+    `|` or a line break of its own adds one to the count of separators; then every line is
+    written again by the general writers (`_general_rows`)."""
     csv_lines: list[str] = []
     md_lines: list[str] = []
-    parts_of: dict[tuple[int, int], str] = {}
+    kinds: dict[tuple[int, int, int, float, int], _Kind] = {}
     for cable in rows:
-        link, choice = cable.link, cable.choice
-        key = (id(choice), len(cable.items.cables))
-        text = parts_of.get(key)
-        if text is None:
-            text = parts_of[key] = parts(cable)
+        link = cable.link
+        key = (id(cable.choice), cable.a.shared, cable.z.shared, link.length_m, link.speed)  # decides cords and breakout
+        kind = kinds.get(key)
+        if kind is None:
+            kind = kinds[key] = _Kind.of(cable)
         a, z = link.a, link.z
-        length = metres(link.length_m)
-        speed = f"{link.speed}G"
-        md = f"| {a.device} | {a.interface} | {z.device} | {z.interface} | {speed} | {choice.variant} | {text} | {length} |\n"
-        if md.count("|") != len(MD_COLUMNS) + 1 or md.count("\n") != 1:
-            md = md_line((a.device, a.interface, z.device, z.interface, speed, choice.variant, text, length))
-        md_lines.append(md)
-        if not cable.breakout:
-            csv_lines.append(_csv_line(cable, text, speed, length))
+        md_lines.append(f"| {a.device} | {a.interface} | {z.device} | {z.interface}{kind.md_tail}")
+        if not kind.breakout:
+            csv_lines.append(
+                f"{a.device},dcim.interface,{a.interface},{z.device},dcim.interface,{z.interface}"
+                f"{kind.csv_mid}{a.device}:{a.interface}--{z.device}:{z.interface}{kind.csv_tail}"
+            )
+    if not (_separated(md_lines, "|", len(MD_COLUMNS) + 1) and _separated(csv_lines, ",", len(NETBOX_COLUMNS) - 1, '"\r')):
+        return _general_rows(rows)
     return csv_lines, md_lines
 
 
-def _csv_line(cable: Cable, parts_text: str, speed: str, length: str) -> str:
-    """The `cabling.csv` line of one cable (NETBOX_COLUMNS)."""
-    link, variant = cable.link, cable.choice.variant
-    a, z = link.a, link.z
-    label = f"{a.device}:{a.interface}--{z.device}:{z.interface}"  # cable_label(cable)
-    description = f"{speed} {variant}: {parts_text}"
-    line = f"{a.device},dcim.interface,{a.interface},{z.device},dcim.interface,{z.interface},{cable.choice.netbox_type},planned,{label},{length},m,{description}"
-    if line.count(",") == len(NETBOX_COLUMNS) - 1 and '"' not in line and "\n" not in line and "\r" not in line:
-        return line + "\n"
-    row = (a.device, "dcim.interface", a.interface, z.device, "dcim.interface", z.interface)
-    return csv_line((*row, cable.choice.netbox_type, "planned", label, length, "m", description))
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """What the lines of every cable of one kind share: the Markdown columns after the ends, the
+    CSV columns between the ends and the label, and after the label."""
+
+    md_tail: str
+    csv_mid: str
+    csv_tail: str
+    breakout: bool
+
+    @staticmethod
+    def of(cable: Cable) -> _Kind:
+        link, choice = cable.link, cable.choice
+        text, length, speed = parts(cable), metres(link.length_m), f"{link.speed}G"
+        return _Kind(
+            f" | {speed} | {choice.variant} | {text} | {length} |\n",
+            f",{choice.netbox_type},planned,",
+            f",{length},m,{speed} {choice.variant}: {text}\n",
+            cable.breakout,
+        )
+
+
+def _separated(lines: list[str], separator: str, per_line: int, absent: str = "") -> bool:
+    """Whether `lines` hold exactly `per_line` separators and one line end each, and none of the
+    `absent` characters: then no cell holds a separator or a line break of its own."""
+    text = "".join(lines)
+    return text.count(separator) == per_line * len(lines) and text.count("\n") == len(lines) and not any(c in text for c in absent)
+
+
+def _general_rows(rows: list[Cable]) -> tuple[list[str], list[str]]:
+    """`rows_of` written cell by cell by `csv_line` and `md_line` (quoting and escaping what needs it)."""
+    csv_lines: list[str] = []
+    md_lines: list[str] = []
+    for cable in rows:
+        link, choice = cable.link, cable.choice
+        a, z = link.a, link.z
+        text, length, speed = parts(cable), metres(link.length_m), f"{link.speed}G"
+        md_lines.append(md_line((a.device, a.interface, z.device, z.interface, speed, choice.variant, text, length)))
+        if not cable.breakout:
+            row = (a.device, "dcim.interface", a.interface, z.device, "dcim.interface", z.interface, choice.netbox_type, "planned")
+            csv_lines.append(csv_line((*row, cable_label(cable), length, "m", f"{speed} {choice.variant}: {text}")))
+    return csv_lines, md_lines
 
 
 def section_names(plan: Plan) -> tuple[dict[str, str], dict[str, str]]:

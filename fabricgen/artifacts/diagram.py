@@ -54,15 +54,24 @@ def _span(numbers: list[int]) -> str:
 
 
 def mermaid(plan: Plan, detail_limit: int = DETAIL_LIMIT) -> str:
+    notes: list[str] = []
+    body = _small_pod(plan, detail_limit, notes)
+    body = _grouped(plan) if body is None else body
+    legend = f'  legend["{"; ".join([LEGEND, *notes])}"]'
+    return "\n".join(["```mermaid", "flowchart TB", legend, *body, "```"]) + "\n"
+
+
+def _small_pod(plan: Plan, detail_limit: int, notes: list[str]) -> list[str] | None:
+    """Every switch (`_every_switch`) for a fabric of one pod with at most `detail_limit` switch
+    pairs, else None. The pairs are counted only for one pod: a fabric of several is grouped
+    whatever its size (at 5,000 switches, counting would read 200,000 links for nothing)."""
+    if not all(d.pod <= 1 and d.role != "superspine" for d in plan.devices):
+        return None
     role_of = {d.name: d.role for d in plan.devices}
     pairs: Counter[tuple[str, str, int]] = Counter(
         (link.a.device, link.z.device, link.speed) for link in plan.links if link.a.device in role_of
     )
-    single_pod = all(d.pod <= 1 and d.role != "superspine" for d in plan.devices)
-    notes: list[str] = []
-    body = _every_switch(plan, role_of, pairs, notes) if single_pod and len(pairs) <= detail_limit else _grouped(plan)
-    legend = f'  legend["{"; ".join([LEGEND, *notes])}"]'
-    return "\n".join(["```mermaid", "flowchart TB", legend, *body, "```"]) + "\n"
+    return _every_switch(plan, role_of, pairs, notes) if len(pairs) <= detail_limit else None
 
 
 def _every_switch(plan: Plan, role_of: dict[str, str], pairs: Counter[tuple[str, str, int]], notes: list[str]) -> list[str]:

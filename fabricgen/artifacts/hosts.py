@@ -13,6 +13,8 @@ hosts.csv by column name, so new columns (other transports, more settings) do no
 
 from __future__ import annotations
 
+from functools import cache
+
 from fabricgen.artifacts.common import csv_text
 from fabricgen.core.model import Plan, RocePolicy, Server, ServerNic
 from fabricgen.render.context import RenderContext
@@ -42,8 +44,9 @@ ROUTE_TABLE_BASE = 100
 """Per-NIC routing tables (source routing for multi-rail hosts) are numbered 100 + NIC."""
 
 
+@cache
 def pfc_flags(priority: int) -> str:
-    """`mlnx_qos --pfc` argument: 8 flags, 1 on the no-drop priority only.
+    """`mlnx_qos --pfc` argument: 8 flags, 1 on the no-drop priority only (written once, not per NIC).
 
     >>> pfc_flags(3)
     '0,0,0,1,0,0,0,0'

@@ -15,7 +15,7 @@ from typing import Any
 from fabricgen.core.catalog import catalog_section
 from fabricgen.core.model import Device, Interface, Model, Plan
 from fabricgen.render.context import RenderContext
-from fabricgen.render.yamlemit import block_scalar, yaml_text
+from fabricgen.render.yamlemit import block_scalar, plain_texts, yaml_text
 
 
 @cache
@@ -110,24 +110,29 @@ _LONGEST_KEY = 128
 
 def _topology_text(document: dict[str, Any]) -> str | None:
     """`yaml_text(document, width=200, sort_keys=False)` for the fixed shape `topology` builds,
-    one f-string per node and per link (a 5,000-switch lab has 100,000 links). None when a
-    string needs the general writer (a space or a line break; no plan name has one) or a part
-    is empty; a test pins equality with `yaml_text`."""
+    one f-string per node and per link (a 5,000-switch lab has 100,000 links). Node names,
+    config paths and link endpoints are checked plain in one scan (`plain_texts`) and then
+    written as they are. None when a string needs the general writer (a space or a line break;
+    no plan name has one) or a part is empty; a test pins equality with `yaml_text`."""
     topology_ = document["topology"]
-    kinds, nodes, links = topology_["kinds"], topology_["nodes"], topology_.get("links")
+    kinds, nodes, links = topology_["kinds"], topology_["nodes"], topology_.get("links") or []
     if not kinds or not nodes:
         return None
+    endpoints = [endpoint for link in links for endpoint in link["endpoints"]]
+    bulk = [*nodes, *(node["startup-config"] for node in nodes.values()), *endpoints]
+    plain = plain_texts(bulk) and max(map(len, nodes)) <= _LONGEST_KEY
+    text, key = (str, str) if plain else (_text, _key)
     try:
         out = [f"name: {_text(document['name'])}\ntopology:\n  kinds:\n"]
         out.extend(f"    {_key(kind)}:\n      image: {_text(value['image'])}\n" for kind, value in kinds.items())
         out.append("  nodes:\n")
         out.extend(
-            f"    {_key(name)}:\n      kind: {_text(node['kind'])}\n      startup-config: {_text(node['startup-config'])}\n"
+            f"    {key(name)}:\n      kind: {_text(node['kind'])}\n      startup-config: {text(node['startup-config'])}\n"
             for name, node in nodes.items()
         )
         if links:
             out.append("  links:\n")
-            out.extend(f"  - endpoints:\n    - {_text(a)}\n    - {_text(z)}\n" for a, z in (link["endpoints"] for link in links))
+            out.extend(f"  - endpoints:\n    - {text(a)}\n    - {text(z)}\n" for a, z in zip(endpoints[::2], endpoints[1::2], strict=True))
     except _NeedsGeneralWriter:
         return None
     return "".join(out)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 
-from fabricgen.artifacts.common import csv_text, metres, natural_key, sorted_by_group
+from fabricgen.artifacts.common import csv_text, metres, natural_key, natural_order
 from fabricgen.core.model import SM_LINK, Plan, SubnetManager
 from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
@@ -67,23 +67,24 @@ def _heights(plan: Plan) -> dict[tuple[str, str], str]:
 
 def _interfaces(plan: Plan) -> list[tuple[str, str, str, str, str]]:
     """Every cabled interface: switch ports (with their logical breakout names) and server NICs."""
-    models = {m.name: m for m in plan.models}
-    rows = []
-    for device in plan.devices:
-        types = models[device.model].netbox_interface_types
-        for interface in device.interfaces:
-            if interface.port:
-                rows.append((device.name, interface.name, types.get(interface.speed, "other"), "true", interface.description))
+    types = {m.name: m.netbox_interface_types for m in plan.models}
+    rows = [
+        (device.name, interface.name, kinds.get(interface.speed, "other"), "true", interface.description)
+        for device in plan.devices
+        for kinds in (types[device.model],)
+        for interface in device.interfaces
+        if interface.port
+    ]
     nic_types = {n.name: n.netbox_interface_types.get(plan.transport, "other") for n in plan.nics}
     for server in plan.servers:
         kind = nic_types.get(server.nic_model, "other")
         rows.extend((server.name, f"nic{nic.nic}", kind, "true", f"{nic.leaf} {nic.leaf_interface}") for nic in server.nics)
     hosts = {sm.host: sm for sm in _sm_hosts(plan)}
-    for link in plan.links:
+    for link in plan.links if hosts else ():  # most fabrics have no dedicated SM host: no scan
         if link.kind == SM_LINK and link.a.device in hosts:
             kind = nic_types.get(hosts[link.a.device].nic_model, "other")
             rows.append((link.a.device, link.a.interface, kind, "true", f"{link.z.device} {link.z.interface}"))
-    return sorted_by_group(rows, lambda r: natural_key(r[0]), lambda r: natural_key(r[1]))
+    return [rows[i] for i in natural_order([row[0] for row in rows], [row[1] for row in rows])]
 
 
 def _devices(plan: Plan) -> list[tuple[str, ...]]:
@@ -95,9 +96,11 @@ def _devices(plan: Plan) -> list[tuple[str, ...]]:
 
 
 def _sm_hosts(plan: Plan) -> list[SubnetManager]:
-    """Dedicated subnet-manager hosts that are cabled (their `sm-leaf` link is in the plan)."""
-    cabled = {link.a.device for link in plan.links if link.kind == SM_LINK}
-    return [sm for sm in (plan.infiniband.subnet_managers if plan.infiniband else ()) if not sm.server and sm.host in cabled]
+    """Dedicated subnet-manager hosts that are cabled (their `sm-leaf` link is in the plan); the
+    links are read only when there is such a host (an InfiniBand fabric's few)."""
+    dedicated = [sm for sm in (plan.infiniband.subnet_managers if plan.infiniband else ()) if not sm.server]
+    cabled = {link.a.device for link in plan.links if link.kind == SM_LINK} if dedicated else set()
+    return [sm for sm in dedicated if sm.host in cabled]
 
 
 def _breakout_json(plan: Plan, cables: list[Cable]) -> str:

@@ -109,14 +109,16 @@ def _roce(plan: Plan) -> str:
 def _headroom(plan: Plan) -> str:
     """PFC headroom per kind of port: one row per distinct (cable kind, speed, length, MTU,
     headroom), with how many switch ports need it, so a 5,000-switch fabric stays a short table."""
-    headroom = {(d.name, i.name): i.pfc_headroom_bytes for d in plan.devices for i in d.interfaces if i.pfc_headroom_bytes}
+    headroom = {
+        d.name: ports for d in plan.devices if (ports := {i.name: i.pfc_headroom_bytes for i in d.interfaces if i.pfc_headroom_bytes})
+    }
     rows: Counter[tuple[str, int, float, int, int]] = Counter()
-    if headroom:
-        for link in plan.links:
-            for end in (link.a, link.z):
-                bytes_ = headroom.get((end.device, end.interface))
-                if bytes_:
-                    rows[(link.kind, link.speed, link.length_m, link.mtu, bytes_)] += 1
+    none: dict[str, int] = {}
+    for link in plan.links if headroom else ():  # by device, then port: no key tuple built per link end
+        a, z = link.a, link.z
+        for bytes_ in (headroom.get(a.device, none).get(a.interface), headroom.get(z.device, none).get(z.interface)):
+            if bytes_:
+                rows[(link.kind, link.speed, link.length_m, link.mtu, bytes_)] += 1
     if not rows:
         return ""
     table = md_table(

@@ -7,8 +7,9 @@ the CLI prints them and exits 2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from fabricgen.core.records import record
 
 
 class Severity(StrEnum):
@@ -16,7 +17,7 @@ class Severity(StrEnum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Diagnostic:
     """One finding. `path` is the dotted key path (`leaves.nodes[2].asn`), `line`/`column` 1-based."""
 

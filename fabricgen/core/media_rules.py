@@ -27,11 +27,11 @@ The rule, as NVIDIA's LinkX pages and IEEE 802.3 describe the parts:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
 from fabricgen.core.catalog import catalog_section
+from fabricgen.core.records import record
 
 
 class End(NamedTuple):
@@ -46,7 +46,7 @@ class End(NamedTuple):
     shared: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Electrical:
     """A cable with its ends built in (DAC, active copper, AOC): reach per lane rate."""
 
@@ -57,7 +57,7 @@ class Electrical:
     gearbox: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Variant:
     """One optical module: its name, the optical interface of each of its `ports` (what the far
     end must match), its reach and the patch cord part its ports take."""
@@ -80,7 +80,7 @@ class Variant:
         return (self.split or {}).get(shared)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Optical:
     name: str
     netbox_type: str
@@ -88,7 +88,7 @@ class Optical:
     """`<module speed>@<lane rate>` -> module."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MediaTable:
     electrical: tuple[Electrical, ...]
     optical: tuple[Optical, ...]
@@ -98,7 +98,7 @@ class MediaTable:
     splitter_part: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Medium:
     """The decision for one cable. Electrical media leave `a`/`z` None; optics name the module at
     each end (a twin-port or broken-out cage's module serves all links sharing it)."""

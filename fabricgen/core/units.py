@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
+
+from fabricgen.core.records import record
 
 SPEED_PATTERN = r"^[1-9][0-9]{0,4}G$"
 SIZE_PATTERN = r"^[0-9]{1,9}(B|KB|MB)$"
@@ -47,7 +48,7 @@ def length_m(text: str) -> float:
 # What could mean two different things is refused with the reason, never guessed.
 
 
-@dataclass(frozen=True)
+@record
 class UnitTable:
     """How people write one kind of quantity. `refused` is checked first: each entry is the
     spellings that could mean two things and the reason, a template over `text`, `number` and

@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fabricgen.core.model import Plan
-from fabricgen.infiniband.hosts import ib_hosts
-from fabricgen.infiniband.topology import net_file
 from fabricgen.render.templating import environment
 
 if TYPE_CHECKING:  # fabricgen.render.producers imports this module for PRODUCERS
@@ -26,6 +24,11 @@ def opensm_files(plan: Plan, context: RenderContext) -> dict[str, str]:
     ib = plan.infiniband
     if ib is None:
         return {}
+    # Imported here: every render lists this producer, most fabrics are Ethernet (the ibsim
+    # and host modules cost a RoCE render about 5 ms of start-up).
+    from fabricgen.infiniband.hosts import ib_hosts
+    from fabricgen.infiniband.topology import net_file
+
     env = environment(context.user_template_dirs)
     names = (*SHARED_FILES, "qos-policy.conf") if ib.qos_enabled else SHARED_FILES
     shared = {name: env.get_template(f"opensm/{name}.j2").render(plan=plan, ib=ib) for name in names}

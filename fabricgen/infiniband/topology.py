@@ -10,16 +10,15 @@ imported GUIDs do not follow ibsim's convention (real ConnectX port 1 = node GUI
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from fabricgen.core.model import Plan
+from fabricgen.core.records import record
 from fabricgen.infiniband.ibnet import IbFabric
 
 SPEEDS = {10: "4xSDR", 20: "4xDDR", 40: "4xQDR", 56: "4xFDR", 100: "4xEDR", 200: "4xHDR", 400: "4xHDR", 800: "4xHDR"}
 """Link width x speed per Gb/s. ibsim 0.10 and OpenSM 3.3.23 know no NDR/XDR: those run as HDR."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SimPort:
     port: int
     remote: str
@@ -27,7 +26,7 @@ class SimPort:
     speed: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SimNode:
     """One record of the net file."""
 

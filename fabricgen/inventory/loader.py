@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.records import record
 
 PathKey = tuple[str | int, ...]
 
@@ -80,7 +81,7 @@ class SourceMap:
         return Diagnostic(message, format_path(path), self.file, line, column, hint)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoadedDocument:
     data: Any
     source: SourceMap

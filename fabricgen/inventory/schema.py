@@ -10,9 +10,7 @@ import difflib
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from fabricgen.core.counts import COUNT_PATTERN
 from fabricgen.core.diagnostics import Diagnostic
@@ -25,7 +23,11 @@ from fabricgen.core.units import (
     normalise_size,
     normalise_speed,
 )
+from fabricgen.inventory.conforms import conforms
 from fabricgen.inventory.loader import PathKey, SourceMap, format_path
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _TYPE_NAMES = {
     "integer": "an integer",
@@ -157,10 +159,15 @@ def _is_integer(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
-)
+@cache
+def _validator() -> Any:
+    """jsonschema's Draft 2020-12 validator with fabricgen's integer, imported on first use: only
+    an inventory that `conforms` does not accept needs it (see `validate_document`)."""
+    import jsonschema
+
+    checker = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    validator_class = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=checker)
+    return validator_class(fabric_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
 _NORMALISERS = {
@@ -203,10 +210,14 @@ def normalise_units(data: Any, source: SourceMap) -> tuple[Any, list[Diagnostic]
 
 
 def validate_document(data: Any, source: SourceMap) -> list[Diagnostic]:
-    """Every schema violation in `data`, sorted by position."""
-    validator = _Validator(fabric_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    """Every schema violation in `data`, sorted by position.
+
+    A document that `conforms` accepts has none (jsonschema would find none), and needs no
+    jsonschema; any other goes through jsonschema, which finds and words every violation."""
+    if conforms(fabric_schema(), data):
+        return []
     diagnostics: list[Diagnostic] = []
-    for error in validator.iter_errors(data):
+    for error in _validator().iter_errors(data):
         diagnostics.extend(_message(error, source))
     unique = {(d.line, d.column, d.path, d.message): d for d in diagnostics}
     return [unique[k] for k in sorted(unique)]

@@ -16,6 +16,8 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from fabricgen.core.records import record
+
 MANAGEMENT_RESERVED = 10
 """First addresses of the management pool left for gateways and infrastructure."""
 
@@ -39,6 +41,21 @@ def ipv4(value: int) -> str:
             _NETWORKS.clear()
         prefix = _NETWORKS[network] = f"{(value >> 24) & 255}.{(value >> 16) & 255}.{network & 255}."
     return prefix + _OCTETS[value & 255]
+
+
+def ipv4_pair(value: int) -> tuple[str, str]:
+    """Both addresses of the /31 at even `value`, formatted with one lookup of their /24 (a
+    5,000-switch fabric has 130,000 switch-to-switch /31s).
+
+    >>> ipv4_pair(167772160 + 254), ipv4_pair(167772160 + 255)
+    (('10.0.0.254', '10.0.0.255'), ('10.0.0.255', '10.0.1.0'))
+    """
+    if value & 1:
+        return ipv4(value), ipv4(value + 1)
+    prefix = _NETWORKS.get(value >> 8)
+    if prefix is None:
+        prefix = ipv4(value)[: -len(_OCTETS[value & 255])]
+    return prefix + _OCTETS[value & 255], prefix + _OCTETS[(value & 255) | 1]
 
 
 _NETWORKS: dict[int, str] = {}
@@ -77,7 +94,7 @@ def cages_for(slots: int, per_cage: int) -> int:
     return -(-slots // per_cage)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Layout:
     """Fixed slot sizes of every tier, from which all offsets derive.
 
@@ -134,8 +151,10 @@ class Layout:
         return (slot * self.per_superspine + link - 1) * 2
 
     def leaf_spine_offset(self, pod: int, leaf: int, spine: int, link: int) -> int:
-        pod_base = self.superspine_block + (pod - 1) * self.leaf_slots * self.spine_slots * self.per_spine * 2
-        return pod_base + fabric_link_offset(leaf=leaf, spine=spine, link=link, spine_slots=self.spine_slots, per_spine=self.per_spine)
+        """The pod's block, then `fabric_link_offset` within it (inlined: once per cable)."""
+        spine_slots, per_spine = self.spine_slots, self.per_spine
+        pod_base = self.superspine_block + (pod - 1) * self.leaf_slots * spine_slots * per_spine * 2
+        return pod_base + (((leaf - 1) * spine_slots + (spine - 1)) * per_spine + (link - 1)) * 2
 
 
 @dataclass(slots=True)

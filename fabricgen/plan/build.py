@@ -8,10 +8,11 @@ too small, ports exhausted, oversubscription) is left for `checks/`, which reads
 The passes, in order (one module each under `plan/passes/`, docs/architecture.md):
 expand tiers -> link speeds -> layout and device addresses -> RoCE/QoS policy -> connect
 (leaves to spines, spines to super-spines) -> attach servers -> cable lengths -> PFC headroom
-and AS-path intent -> assemble devices -> InfiniBand parts -> media -> sources (pins, jobs).
+of overridden cables and AS-path intent -> assemble devices -> InfiniBand parts -> media -> sources (pins, jobs).
 Each device is visited once per cable it has: the cost is linear in the size of the fabric.
-The wiring passes return drafts (`passes/ports.py`); each frozen interface, neighbor and link
-is built once, by the pass that knows its last value.
+The wiring passes build each frozen interface and BGP neighbor once, final (the headroom pass
+redoes only the ends of cables `cabling.overrides` changed); cables are drafts
+(`passes/ports.py`) until the media pass builds each `Link` once.
 """
 
 from __future__ import annotations
@@ -24,11 +25,23 @@ from dataclasses import dataclass, field
 from ipaddress import ip_network
 
 from fabricgen.core.catalog import models_for, platforms
-from fabricgen.core.model import Device, InfinibandPlan, Link, Model, Oversubscription, Plan, Platform, Services, TierLinks
+from fabricgen.core.model import (
+    BgpNeighbor,
+    Device,
+    InfinibandPlan,
+    Interface,
+    Link,
+    Model,
+    Oversubscription,
+    Plan,
+    Platform,
+    Services,
+    TierLinks,
+)
 from fabricgen.core.units import length_m
 from fabricgen.plan.allocate import Layout, PoolTally
 from fabricgen.plan.guids import server_guids
-from fabricgen.plan.inputs import AddressingInput, Inputs, UplinksInput
+from fabricgen.plan.inputs import AddressingInput, CableOverride, Inputs, UplinksInput
 from fabricgen.plan.passes import infiniband as ib_plan
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
 from fabricgen.plan.passes.aspath import relaxing
@@ -39,7 +52,7 @@ from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.forwarding import with_forwarding
 from fabricgen.plan.passes.headroom import port_headroom
 from fabricgen.plan.passes.media import choose_media
-from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
+from fabricgen.plan.passes.ports import AnyLink
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
 from fabricgen.plan.passes.sm_links import cable_subnet_managers
@@ -88,7 +101,7 @@ class _Fabric:
     aggregate_server_prefixes: bool = False
     """`bgp.aggregate_server_prefixes`: each leaf summarises its server block."""
     headroom: Headroom = field(default_factory=dict)
-    """PFC headroom of every switch's cable ends (routed fabrics)."""
+    """PFC headroom of the switch ends of cables `cabling.overrides` changed (routed fabrics)."""
     maximum_routes: int = 0
     """Every device's BGP route limit (routed fabrics)."""
     relaxing: frozenset[str] = frozenset()
@@ -129,7 +142,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         attachment.per_leaf,
         InfinibandSwitch(inputs.guid_prefix) if not routed else None,
         inputs.bgp.aggregate_server_prefixes,
-        headroom=port_headroom(links, {n.name: n.platform.name for n in tiers.everything}, all_platforms) if routed else {},
+        headroom=_overridden_headroom(links, overrides, tiers, all_platforms) if routed else {},
         maximum_routes=_route_limit(addressing) if routed else 0,
         relaxing=_relaxing(addresses, leaf_spine, spine_superspine) if routed else frozenset(),
     )
@@ -176,12 +189,22 @@ def _build_plan(inputs: Inputs) -> Plan:
     )
 
 
+def _overridden_headroom(
+    links: Sequence[AnyLink], overrides: Sequence[CableOverride], tiers: Tiers, all_platforms: Mapping[str, Platform]
+) -> dict[str, dict[str, int]]:
+    """PFC headroom of the ends of the cables an override lengthens or shortens; the wiring
+    passes gave every other end its stage's figure. Looks at the cables only when there are
+    overrides."""
+    if not overrides:
+        return {}
+    named = override_positions(overrides)
+    changed = [link for link in links if (link.a.device, link.a.interface) in named or (link.z.device, link.z.interface) in named]
+    return port_headroom(changed, {n.name: n.platform.name for n in tiers.everything}, all_platforms)
+
+
 def _relaxing(addresses: Mapping[str, DeviceAddresses], leaf_spine: Wiring, spine_superspine: Wiring) -> frozenset[str]:
     """Devices whose ASN design needs AS-path multipath relaxation, from the wiring's uplinks."""
-    uplinks: dict[str, list[str]] = defaultdict(list)
-    for wiring in (leaf_spine, spine_superspine):
-        for name, ends in wiring.ends.items():
-            uplinks[name].extend(i.peer_device for i in ends.interfaces if i.role == "uplink")
+    uplinks = {**leaf_spine.uplinks, **spine_superspine.uplinks}
     return relaxing(uplinks, {name: a.asn for name, a in addresses.items()})
 
 
@@ -366,8 +389,8 @@ def _assemble(
     fabric: _Fabric,
     node: TierNode,
     paths: int,
-    interfaces: Sequence[PortDraft],
-    neighbors: Sequence[NeighborDraft],
+    interfaces: Sequence[Interface],
+    neighbors: Sequence[BgpNeighbor],
     advertised: list[str],
     aggregates: tuple[str, ...] = (),
 ) -> Device:

@@ -27,14 +27,14 @@ model, and each job travels as a `JobInput` with its key positions).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from fabricgen.core.records import record
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.inventory.schema import apply_defaults
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodePin:
     """One `<tier>.nodes` entry: the values it pins (None: not pinned) and its position."""
 
@@ -52,7 +52,7 @@ class NodePin:
     plane: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TierInput:
     """`spines:`, `leaves:` or `superspines:`. `count` 0: only the pinned nodes (schema: no default)."""
 
@@ -68,21 +68,21 @@ class TierInput:
     """Super-spines only: spine-superspine link speed; None: the spine model's speed."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FabricInput:
     name: str
     description: str
     transport: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UplinksInput:
     per_spine: int
     speed: str | None
     first_port: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ServersInput:
     per_leaf: int
     ports_per_server: int
@@ -95,7 +95,7 @@ class ServersInput:
     """Catalog NIC model of the servers' ports (schema default)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AddressingInput:
     """`addressing:`; required for RoCE, absent for InfiniBand (`Inputs.addressing` is None)."""
 
@@ -112,7 +112,7 @@ class AddressingInput:
         return value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BgpInput:
     spine_asn: int
     leaf_asn: int
@@ -124,7 +124,7 @@ class BgpInput:
     aggregate_server_prefixes: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EcnInput:
     enabled: bool
     min: str
@@ -132,7 +132,7 @@ class EcnInput:
     probability: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WatchdogInput:
     enabled: bool
     timeout_ms: int
@@ -140,7 +140,7 @@ class WatchdogInput:
     polling_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RoceInput:
     no_drop_priority: int
     dscp_data: int
@@ -154,7 +154,7 @@ class RoceInput:
     load_balancing: str = "hash"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CableOverride:
     path: PathKey
     device: str
@@ -162,14 +162,14 @@ class CableOverride:
     length: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CablingInput:
     length: Mapping[str, str]
     """Default length per cable kind ("leaf-spine", "server-leaf", "spine-superspine")."""
     overrides: tuple[CableOverride, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SubnetManagerInput:
     path: PathKey
     host: str
@@ -181,14 +181,14 @@ class SubnetManagerInput:
     port: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RoutingInput:
     engine: str
     lmc: int
     no_fallback: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PartitionInput:
     path: PathKey
     name: str
@@ -201,7 +201,7 @@ class PartitionInput:
     sl: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IbQosInput:
     enabled: bool
     max_vls: int
@@ -211,13 +211,13 @@ class IbQosInput:
     high_limit: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DefaultPartitionInput:
     membership: str | None
     ipoib: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpensmInput:
     config_dir: str
     log_dir: str
@@ -233,7 +233,7 @@ class OpensmInput:
     adaptive_routing_engine: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GuidPin:
     """One `guids:` entry: a node GUID and the port GUIDs imported so far."""
 
@@ -241,7 +241,7 @@ class GuidPin:
     ports: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ServicesInput:
     ntp: tuple[str, ...]
     syslog: tuple[str, ...]
@@ -250,7 +250,7 @@ class ServicesInput:
     timezone: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Inputs:
     """The whole inventory, typed. Sections the schema does not fill in are None when absent."""
 

@@ -6,13 +6,13 @@ which lists the producers, import it without importing each other.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from fabricgen.core.model import Device, Plan
+from fabricgen.core.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RenderContext:
     """What producers may know besides the plan."""
 

@@ -19,6 +19,9 @@ from pathlib import Path
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from fabricgen.render.jinja_codegen import DirectAttributeEnvironment, FlatGlobalsTemplate, MergedOutputCodeGenerator
+from fabricgen.render.template_cache import template_cache
+
 BUILTIN_TEMPLATES = Path(str(resources.files("fabricgen").joinpath("templates")))
 
 
@@ -96,11 +99,21 @@ def _inlinable(source: str) -> str | None:
     return source
 
 
+class SandboxedEnvironment(ImmutableSandboxedEnvironment):
+    """The environment once a user template is in the search path: Jinja's immutable sandbox,
+    whose attribute checks stay in place; only the output is compiled merged."""
+
+    code_generator_class = MergedOutputCodeGenerator
+    template_class = FlatGlobalsTemplate
+
+
 @cache
 def environment(user_dirs: tuple[Path, ...] = ()) -> jinja2.Environment:
     """One cached environment per search path: templates compile once per process."""
     loader = InliningLoader([str(d) for d in (*user_dirs, BUILTIN_TEMPLATES)])
-    env_class = ImmutableSandboxedEnvironment if user_dirs else jinja2.Environment
+    env_class = SandboxedEnvironment if user_dirs else DirectAttributeEnvironment
     env: jinja2.Environment = env_class(loader=loader, **_options())  # type: ignore[arg-type]
     env.filters["ms_to_s"] = lambda ms: f"{ms / 1000:g}"
+    # Compiled code kept between runs for the package's own templates only: a user's folders change, each would leave files behind.
+    env.bytecode_cache = None if user_dirs else template_cache(env, _options())
     return env

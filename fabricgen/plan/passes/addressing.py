@@ -9,9 +9,9 @@ those cables (`connect`, `servers`), from the same layout.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from fabricgen.core.model import PoolUsage
+from fabricgen.core.records import record
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import Layout, PoolTally, ipv4
 from fabricgen.plan.inputs import AddressingInput, BgpInput
@@ -22,7 +22,7 @@ POOLS = ("loopbacks", "fabric", "servers", "management")
 """The `addressing:` pools, in the order plan.json lists their usage."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Pools:
     """The `addressing:` section as integers: each pool's base address, and the management
     subnet's prefix length and gateway."""
@@ -38,7 +38,7 @@ class Pools:
     server_mode: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeviceAddresses:
     """What the addressing pass decides for one device; `number` is its fabric-wide number
     within its role (placeholder GUIDs derive from it)."""

@@ -18,25 +18,31 @@ def relaxing(uplinks: Mapping[str, Iterable[str]], asn: Mapping[str, int]) -> fr
     The planner calls it with what the wiring decided, before the devices are assembled.
 
     Walks each device's uplinks tier by tier (leaf -> spines -> super-spines). Each device is
-    visited once per tier it appears in, memoised, so the work is linear in the uplinks.
+    visited once per tier it appears in, memoised, so the work is linear in the uplinks; devices
+    with the same uppers (the leaves of a pod) share one walk.
 
     >>> sorted(relaxing({"leaf": ["sp1", "sp2"], "sp1": ["ss1"], "sp2": ["ss2"]}, {"leaf": 20, "sp1": 10, "sp2": 10, "ss1": 1, "ss2": 2}))
     ['leaf']
     """
     upward: dict[str, tuple[frozenset[int], ...]] = {}
+    by_uppers: dict[tuple[str, ...], tuple[frozenset[int], ...]] = {}
 
     def tiers_above(name: str) -> tuple[frozenset[int], ...]:
         known = upward.get(name)
         if known is not None:
             return known
-        uppers = sorted({peer for peer in uplinks.get(name, ()) if peer in asn})
+        uppers = tuple(sorted({peer for peer in uplinks.get(name, ()) if peer in asn}))
+        shared = by_uppers.get(uppers)
+        if shared is not None:
+            upward[name] = shared
+            return shared
         tiers: list[set[int]] = [{asn[u] for u in uppers}] if uppers else []
         for upper in uppers:
             for depth, asns in enumerate(tiers_above(upper), start=1):
                 if depth == len(tiers):
                     tiers.append(set())
                 tiers[depth] |= asns
-        upward[name] = result = tuple(frozenset(t) for t in tiers)
+        upward[name] = by_uppers[uppers] = result = tuple(frozenset(t) for t in tiers)
         return result
 
     return frozenset(name for name in asn if any(len(asns) > 1 for asns in tiers_above(name)))

@@ -1,8 +1,8 @@
 """Pass: assemble each switch's `Device` from what the earlier passes decided for it.
 
-Interfaces sorted by port, broken-out cages derived from the interfaces' speeds, the
-platform's `speed` setting per port, BGP neighbors sorted by address and grouped into peer
-groups, the placeholder GUID of an InfiniBand switch without a pin.
+Interfaces sorted by port (the wiring passes built them, with the platform's `speed` setting
+and PFC headroom), broken-out cages derived from the interfaces' speeds, BGP neighbors sorted
+by address and their peer groups, the placeholder GUID of an InfiniBand switch without a pin.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 import operator
 import socket
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 
 from fabricgen.core.model import BgpNeighbor, Breakout, Device, Interface, PeerGroup
 from fabricgen.plan.guids import switch_guid
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import NeighborDraft, PortDraft
 
 ROLE_ORDER = {"superspine": 0, "spine": 1, "leaf": 2}
 """Device order of the plan: top tier first, then pod by pod."""
@@ -33,8 +32,9 @@ class Routing:
     aggregates: tuple[str, ...] = ()
 
 
-Headroom = Mapping[tuple[str, str], int]
-"""(switch, interface) -> PFC headroom of that cable end (`headroom.port_headroom`)."""
+Headroom = Mapping[str, Mapping[str, int]]
+"""switch -> interface -> PFC headroom of that cable end, for the cables `cabling.overrides`
+lengthens or shortens (`headroom.port_headroom`)."""
 
 
 def assemble(
@@ -43,19 +43,20 @@ def assemble(
     pools: Pools,
     mtu: int,
     routing: Routing,
-    interfaces: Iterable[PortDraft],
-    neighbors: Iterable[NeighborDraft],
+    interfaces: Iterable[Interface],
+    neighbors: Iterable[BgpNeighbor],
     advertised: Iterable[str],
     infiniband: InfinibandSwitch | None,
     headroom: Headroom,
 ) -> Device:
     """The device, from its tier node, what the passes allocated and its cables' ends.
-    `infiniband` is set for an InfiniBand fabric (GUIDs instead of loopbacks). Every interface
-    and neighbor is built here once, with its final values."""
+    `infiniband` is set for an InfiniBand fabric (GUIDs instead of loopbacks). Every neighbor is
+    built here once, with its final values; `headroom` holds the PFC headroom of the ports whose
+    cable length `cabling.overrides` changed (the wiring passes used the stage's length)."""
     drafts = list(interfaces)
     breakouts = _breakouts(drafts, node)
-    ifaces = tuple(_interfaces(sorted(drafts, key=_PORT_ORDER), node, breakouts, headroom))
-    groups, grouped = _peer_groups(sorted(neighbors, key=lambda n: socket.inet_aton(n.address)))
+    ifaces = _with_headroom(sorted(drafts, key=_PORT_ORDER), headroom.get(node.name))
+    grouped = _by_address(list(neighbors))
     routed = infiniband is None
     guid = ""
     if infiniband is not None:
@@ -81,12 +82,12 @@ def assemble(
         maximum_paths=routing.maximum_paths,
         interfaces=ifaces,
         breakouts=tuple(sorted(breakouts.values(), key=lambda b: b.port)),
-        bgp_neighbors=grouped,
+        bgp_neighbors=tuple(grouped),
         advertised_prefixes=tuple(dict.fromkeys(advertised)),
         ports_total=node.model.ports,
-        ports_used=len({i.port for i in drafts if i.port}),
-        peer_groups=groups,
-        vlans=tuple(sorted({i.vlan for i in drafts if i.vlan})),
+        ports_used=len(set(map(_PORT, drafts)) - _NONE),
+        peer_groups=_peer_groups(grouped),
+        vlans=tuple(sorted(set(map(_VLAN, drafts)) - _NONE)),
         queue_keyword=node.platform.queue_keywords.get(node.model.queue_family, ""),
         as_path_multipath_relax=routing.as_path_multipath_relax,
         aggregates=routing.aggregates,
@@ -95,11 +96,35 @@ def assemble(
     )
 
 
-_PORT_ORDER = operator.itemgetter(1, 2, 0)
-"""Interface order of a device: (port, sub, name) of a `PortDraft`."""
+_PORT_ORDER = operator.attrgetter("port", "sub", "name")
+"""Interface order of a device."""
+_PORT, _VLAN, _ADDRESS = operator.attrgetter("port"), operator.attrgetter("vlan"), operator.attrgetter("address")
+"""`Interface.port`, `Interface.vlan`, `BgpNeighbor.address`, for C-level `map`s over a device's ends."""
+_NONE = frozenset({0})
+"""Port 0 (an SVI) and VLAN 0 (no access VLAN) are not counted."""
 
 
-def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakout]:
+def _with_headroom(interfaces: list[Interface], overridden: Mapping[str, int] | None) -> tuple[Interface, ...]:
+    """The interfaces, those of RoCE ports whose cable length an override changed with the
+    headroom of that length (a few cables of a fabric, if any)."""
+    if not overridden:
+        return tuple(interfaces)
+    return tuple(
+        dataclasses.replace(i, pfc_headroom_bytes=overridden[i.name]) if i.roce and i.name in overridden else i for i in interfaces
+    )
+
+
+def _by_address(neighbors: list[BgpNeighbor]) -> list[BgpNeighbor]:
+    """The neighbors in address order. Keys are computed in C (`map`), and the list is sorted only
+    when it is not in order already (most devices' cables are drafted in address order)."""
+    keys = list(map(socket.inet_aton, map(_ADDRESS, neighbors)))
+    if keys == sorted(keys):
+        return neighbors
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return [neighbors[i] for i in order]
+
+
+def _breakouts(drafts: Iterable[Interface], node: TierNode) -> dict[int, Breakout]:
     """Broken-out cages by port: the first interface of a cage whose speed splits it decides."""
     breakouts: dict[int, Breakout] = {}
     split = {speed for speed, per_cage in node.model.breakouts.items() if per_cage > 1}
@@ -109,25 +134,6 @@ def _breakouts(drafts: Iterable[PortDraft], node: TierNode) -> dict[int, Breakou
     return breakouts
 
 
-def _interfaces(drafts: Iterable[PortDraft], node: TierNode, breakouts: dict[int, Breakout], headroom: Headroom) -> Iterator[Interface]:
-    """Each draft as its final `Interface`: the platform's `speed` value of a front-panel port
-    (platform data decides the format) and the PFC headroom of a RoCE port's cable."""
-    name = node.name
-    whole: dict[int, str] = {}
-    """Settings of ports that are not broken out, by speed: a device has one or two."""
-    for draft in drafts:
-        setting = ""
-        if draft.port:
-            breakout = breakouts.get(draft.port)
-            if breakout is not None:
-                setting = _speed_setting(draft.speed, node, breakout)
-            elif draft.speed in whole:
-                setting = whole[draft.speed]
-            else:
-                setting = whole[draft.speed] = _speed_setting(draft.speed, node, None)
-        yield Interface(*draft, setting, headroom.get((name, draft.name), 0) if draft.roce else 0)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class InfinibandSwitch:
     """What an InfiniBand switch needs besides its node: the placeholder GUID prefix."""
@@ -135,31 +141,8 @@ class InfinibandSwitch:
     prefix: str
 
 
-def _speed_setting(speed: int, node: TierNode, breakout: Breakout | None) -> str:
-    """What follows `speed` on the port's platform: a few distinct values, a million ports at scale."""
-    pattern = node.platform.breakout_speed_format if breakout else node.platform.speed_format
-    lanes = node.model.lanes // breakout.count if breakout else node.model.lanes
-    key = (pattern, speed, max(lanes, 1))
-    setting = _SPEED_SETTINGS.get(key)
-    if setting is None:
-        setting = _SPEED_SETTINGS[key] = pattern.format(speed=key[1], mbps=key[1] * 1000, lanes=key[2])
-    return setting
-
-
-_SPEED_SETTINGS: dict[tuple[str, int, int], str] = {}
-"""Formatted speed settings by (pattern, speed, lanes)."""
-
-
-def _peer_groups(neighbors: list[NeighborDraft]) -> tuple[tuple[PeerGroup, ...], tuple[BgpNeighbor, ...]]:
-    """One peer group per neighbor group; it carries remote-as when all its peers share one ASN
-    (the spine tier seen from a leaf), otherwise each neighbor states its own (one ASN per leaf).
-    The neighbors come back as `BgpNeighbor`s, in the same order."""
-    # A device has one or two groups: a pass over its neighbors per group beats a dict per neighbor.
-    shared: dict[str, int] = {}
-    names = sorted({n.peer_group for n in neighbors})
-    for name in names:
-        asns = {n.remote_asn for n in neighbors if n.peer_group == name}
-        if len(asns) == 1 and len({n.peer_device for n in neighbors if n.peer_group == name}) > 1:
-            shared[name] = min(asns)
-    groups = tuple(PeerGroup(name, shared.get(name, 0)) for name in names)
-    return groups, tuple(BgpNeighbor(*n, n.peer_group in shared) for n in neighbors)
+def _peer_groups(neighbors: list[BgpNeighbor]) -> tuple[PeerGroup, ...]:
+    """One peer group per neighbor group, carrying the remote-as its neighbors inherit (the
+    wiring decided that per group: a group holds the peers of one tier, `Ends`)."""
+    carried = {n.peer_group: n.remote_asn if n.inherits_remote_as else 0 for n in neighbors}
+    return tuple(PeerGroup(name, carried[name]) for name in sorted(carried))

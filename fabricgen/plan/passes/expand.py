@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.core.model import Model, Platform
+from fabricgen.core.records import record
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.inputs import Inputs, NodePin, TierInput
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TierNode:
     """One device of a tier before allocation: the count/pattern expanded, pins applied.
     Empty strings and 0 mean "not pinned": the addressing pass allocates those."""
@@ -40,7 +40,7 @@ class TierNode:
     """Position of the node's entry under `<tier>.nodes` (empty when it has none)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Tiers:
     """The expanded tiers, each in (group, index) order; no super-spines for two tiers."""
 
@@ -58,7 +58,7 @@ class Tiers:
         return (*self.superspines, *self.spines, *self.leaves)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Scope:
     """What expanding one tier needs to know besides the tier's own section."""
 

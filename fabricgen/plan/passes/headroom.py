@@ -11,8 +11,10 @@ Per port and no-drop priority (Cisco PFC white paper c11-542809, IEEE 802.1Qbb):
 - the peer's response time: how long its MAC/PHY take to stop after receiving the PAUSE.
 
 The peer's response time is platform data (`pfc_response_ns` in data/platforms.yml); the cable's
-length, speed and MTU come from the plan's links. Runs after the cabling pass (overrides change
-lengths) and visits each cable once.
+length, speed and MTU come from the cable. The wiring passes give each port its stage's figure
+(`cable_headroom`, computed once per distinct cable: a stage's cables share length, speed, MTU
+and platforms); after the cabling pass, `port_headroom` works out the figures of the cables whose
+length `cabling.overrides` changed, and the device pass sets them on those ports.
 """
 
 from __future__ import annotations
@@ -52,26 +54,51 @@ def pfc_headroom_bytes(length_m: float, speed_gbps: int, mtu: int, response_ns: 
     return math.ceil(frames + cable + response)
 
 
-def port_headroom(
-    links: Iterable[AnyLink], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]
-) -> dict[tuple[str, str], int]:
-    """(switch, interface) -> the PFC headroom of that cable end; the device pass sets it on the
+def cable_headroom(length_m: float, speed_gbps: int, mtu: int, response_ns: int) -> int:
+    """`pfc_headroom_bytes`, computed once per distinct cable: the wiring passes ask for every
+    cable end, and the cables of a stage share their length, speed, MTU and platforms."""
+    key = (length_m, speed_gbps, mtu, response_ns)
+    figure = _FIGURES.get(key)
+    if figure is None:
+        figure = _FIGURES[key] = pfc_headroom_bytes(*key)
+    return figure
+
+
+_FIGURES: dict[tuple[float, int, int, int], int] = {}
+
+
+def port_headroom(links: Iterable[AnyLink], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]) -> dict[str, dict[str, int]]:
+    """switch -> interface -> the PFC headroom of that cable end; the device pass sets it on the
     end's interface when it carries RoCE. Each figure uses the response time of the platform at
     the other end of the cable (the one that keeps sending), or the end's own platform's when
     the other end is a server (`platform_of` names only switches). The figure depends on a few
-    values that most cables share: it is computed once per distinct combination."""
+    values that most cables share: it is computed once per distinct combination. Keyed by
+    device first: the device pass looks up its own table once, then each port by name.
+
+    >>> from fabricgen.core.catalog import platforms
+    >>> from fabricgen.core.model import Endpoint
+    >>> from fabricgen.plan.passes.ports import LinkDraft
+    >>> cable = LinkDraft("leaf-spine", Endpoint("l1", "Ethernet1/1", 1), Endpoint("s1", "Ethernet9/1", 9), 400, "", "", "", 100.0, 9214)
+    >>> eos = platforms()["eos"].pfc_response_ns
+    >>> port_headroom([cable], {"l1": "eos", "s1": "eos"}, platforms())["s1"] == {"Ethernet9/1": pfc_headroom_bytes(100.0, 400, 9214, eos)}
+    True
+    """
     response = {name: platforms[platform].pfc_response_ns for name, platform in platform_of.items()}
     figures: dict[tuple[float, int, int, int], int] = {}
-    headroom: dict[tuple[str, str], int] = {}
+    headroom: dict[str, dict[str, int]] = {name: {} for name in platform_of}
     for link in links:
         a, z = link.a, link.z
         a_sends, z_sends = response.get(a.device), response.get(z.device)
-        for near, own, far in ((a, a_sends, z_sends), (z, z_sends, a_sends)):
-            if own is None:
-                continue
-            key = (link.length_m, link.speed, link.mtu, own if far is None else far)
+        if a_sends is not None:
+            key = (link.length_m, link.speed, link.mtu, a_sends if z_sends is None else z_sends)
             figure = figures.get(key)
             if figure is None:
                 figure = figures[key] = pfc_headroom_bytes(*key)
-            headroom[(near.device, near.interface)] = figure
+            headroom[a.device][a.interface] = figure
+        if z_sends is not None:
+            key = (link.length_m, link.speed, link.mtu, z_sends if a_sends is None else a_sends)
+            figure = figures.get(key)
+            if figure is None:
+                figure = figures[key] = pfc_headroom_bytes(*key)
+            headroom[z.device][z.interface] = figure
     return headroom

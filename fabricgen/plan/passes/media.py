@@ -14,17 +14,17 @@ cables share one `Choice`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from fabricgen.core import media_rules as rules
 from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Server, SubnetManager
+from fabricgen.core.records import record
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.media import End, Ends, choose
 from fabricgen.plan.passes.ports import AnyLink
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Miss:
     """Cables of one length source that no medium reaches."""
 
@@ -74,29 +74,45 @@ def choose_media(
     when it has none."""
     table = table or rules.media_table()
     ends = Ends(devices, models, servers, nics, hosts)
+    switches, server_nic = ends.switches, ends.server_nic
     decided: dict[tuple[object, ...], Choice | None] = {}
     misses: dict[PathKey, _Miss] = {}
     result: list[Link] = []
     for link in links:
         # Many cables share the same hardware and length: decide once per combination, and
-        # build the full ends only then.
-        signature = (link.speed, link.length_m, *ends.facts_of(link))
-        if signature not in decided:
-            decided[signature] = choose(link.speed, link.length_m, *ends.of(link), table)
-        t = decided[signature]
+        # build the full ends only then. A switch end is its model and how many links share
+        # its cage, a host end its NIC model (shared 0): names, no objects, per cable.
+        a, z = link.a, link.z
+        z_model, z_breakouts = switches[z.device]
+        near = switches.get(a.device)
+        if near is None:
+            nic = server_nic.get(a.device)
+            a_name, a_shared = nic.name if nic else "", 0
+        else:
+            a_name, a_shared = near[0].name, near[1].get(a.port, 1) if near[1] else 1
+        z_shared = z_breakouts.get(z.port, 1) if z_breakouts else 1
+        signature = (link.speed, link.length_m, a_name, a_shared, z_model.name, z_shared)
+        t = decided.get(signature, _UNDECIDED)
+        if t is _UNDECIDED:
+            t = decided[signature] = choose(link.speed, link.length_m, *ends.of(link), table)
         if t is None:
-            where = length_source(link, overrides)
-            miss = misses.get(where)
-            misses[where] = _Miss(miss.count + 1, miss.example, *miss.ends) if miss else _Miss(1, link, *ends.of(link))
+            _missed(misses, link, ends, overrides)
             continue
-        result.append(_with_media(link, t))
+        result.append(Link(link.kind, a, z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, t, link.mtu))
     if misses:
         raise FabricError([_diagnostic(where, miss, source, table) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
     return tuple(result)
 
 
-def _with_media(link: AnyLink, media: Choice) -> Link:
-    return Link(link.kind, link.a, link.z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, media, link.mtu)
+_UNDECIDED = Choice("", "", "", "", "", "", "")
+"""Marks a combination not decided yet (None: decided, and nothing joins its ends)."""
+
+
+def _missed(misses: dict[PathKey, _Miss], link: AnyLink, ends: Ends, overrides: Mapping[tuple[str, str], int]) -> None:
+    """Count a cable no medium reaches under the inventory key its length comes from."""
+    where = length_source(link, overrides)
+    miss = misses.get(where)
+    misses[where] = _Miss(miss.count + 1, miss.example, *miss.ends) if miss else _Miss(1, link, *ends.of(link))
 
 
 def _diagnostic(where: PathKey, miss: _Miss, source: SourceMap, table: rules.MediaTable) -> Diagnostic:

@@ -18,14 +18,17 @@ from dataclasses import dataclass, field
 
 from fabricgen.core.catalog import nic_models
 from fabricgen.core.diagnostics import FabricError
-from fabricgen.core.model import Endpoint, NicModel, Server, ServerNic
+from fabricgen.core.model import Endpoint, Interface, NicModel, Server, ServerNic
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan import allocate
-from fabricgen.plan.allocate import Layout, PoolTally, ipv4
+from fabricgen.plan.allocate import Layout, PoolTally, ipv4, ipv4_pair
 from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
-from fabricgen.plan.passes.ports import LinkDraft, PortDraft, SlotsByKind, port_slots
+from fabricgen.plan.passes.headroom import cable_headroom
+from fabricgen.plan.passes.ports import LinkDraft, SlotsByKind, port_slots, speed_setting
+
+_new = tuple.__new__
 
 ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
@@ -55,7 +58,7 @@ class LeafSide:
     """What one leaf gets from the servers: its server ports (and SVI), the server prefix it
     announces, and the NICs per server it serves (for oversubscription)."""
 
-    interfaces: list[PortDraft] = field(default_factory=list)
+    interfaces: list[Interface] = field(default_factory=list)
     advertised: list[str] = field(default_factory=list)
     nics_per_server: int = 0
 
@@ -221,6 +224,13 @@ def _leaf_servers(
     first_number = layout.leaf_number(first.pod, first.index)
     result = []
     slot = 0
+    speed, roce, length_m, leaf_name, kind, interfaces = spec.speed, spec.roce, spec.length_m, leaf.name, "server-leaf", side.interfaces
+    p2p = mode == "p2p"
+    role, vlan = "server" if p2p else "server-l2", spec.vlan if mode == "subnet" else 0
+    nic_names = {nic: f"nic{nic}" for nic in nics}
+    setting = speed_setting(speed, leaf.platform, leaf.model, per_cage)
+    # The far end is a server: the leaf port's headroom covers its own platform's response.
+    headroom = cable_headroom(length_m, speed, mtu, leaf.platform.pfc_response_ns) if roce else 0
     for server_index in range(1, spec.per_leaf + 1):
         name = spec.name.format(fabric=spec.fabric, leaf=first.name, leaf_index=first.index, index=server_index, pod=leaf.pod, unit=unit)
         node_guid, port_guids = guids(name, first_number, server_index)
@@ -231,49 +241,31 @@ def _leaf_servers(
             length = 31
             if addressed and mode == "p2p":
                 offset = (leaf_number - 1) * block + slot * 2
-                gateway, address = ipv4(pools.servers + offset), ipv4(pools.servers + offset + 1)
+                gateway, address = ipv4_pair(pools.servers + offset)
             elif addressed:
                 gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
             server_nics.append(
-                ServerNic(nic, leaf.name, leaf_if, spec.speed, address, gateway, length, port_guids[nic - 1] if port_guids else "", rail)
+                ServerNic(nic, leaf_name, leaf_if, speed, address, gateway, length, port_guids[nic - 1] if port_guids else "", rail)
             )
-            side.interfaces.append(
-                PortDraft(
-                    name=leaf_if,
-                    port=cage,
-                    sub=sub,
-                    speed=spec.speed,
-                    role="server" if mode == "p2p" else "server-l2",
-                    address=gateway if mode == "p2p" else "",
-                    prefix_length=length,
-                    peer_device=name,
-                    peer_interface=f"nic{nic}",
-                    description=f"{name} nic{nic}",
-                    mtu=mtu,
-                    roce=spec.roce,
-                    vlan=spec.vlan if mode == "subnet" else 0,
+            nic_name = nic_names[nic]
+            description, own_address = f"{name} {nic_name}", gateway if p2p else ""
+            interfaces.append(
+                Interface(
+                    leaf_if, cage, sub, speed, role, own_address, length, name, nic_name, description, mtu, roce, vlan, setting, headroom
                 )
             )
-            links.append(
-                LinkDraft(
-                    kind="server-leaf",
-                    a=Endpoint(name, f"nic{nic}", nic),
-                    z=Endpoint(leaf.name, leaf_if, cage),
-                    speed=spec.speed,
-                    subnet=f"{gateway}/31" if mode == "p2p" and gateway else "",
-                    a_address=address,
-                    z_address=gateway,
-                    length_m=spec.length_m,
-                    mtu=mtu,
-                )
-            )
+            subnet = f"{gateway}/31" if p2p and gateway else ""
+            # A cable draft as `tuple.__new__(LinkDraft, values)`: the named tuple's own `__new__`
+            # is a Python function, 3x the cost; this runs for every GPU port.
+            link = (kind, Endpoint(name, nic_name, nic), Endpoint(leaf_name, leaf_if, cage), speed, subnet, address, gateway, length_m, mtu)
+            links.append(_new(LinkDraft, link))
             slot += 1
         result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if addressed and mode == "p2p" and slot:
         tally.take_many("servers", 2 * slot, (leaf_number - 1) * block + slot * 2)
     if mode == "subnet" and addressed and spec.per_leaf:
         side.interfaces.append(
-            PortDraft(
+            Interface(
                 name=leaf.platform.svi_interface.format(vlan=spec.vlan),
                 port=0,
                 sub=spec.vlan,

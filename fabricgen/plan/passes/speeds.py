@@ -9,17 +9,17 @@ once per kind of port.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.core.model import Model
+from fabricgen.core.records import record
 from fabricgen.core.units import speed_gbps
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import Inputs
 from fabricgen.plan.passes.expand import TierNode, Tiers
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Speeds:
     """Gbit/s of leaf-spine links (`uplink`), server ports (`server`) and spine-super-spine links."""
 
