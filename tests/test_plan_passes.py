@@ -108,7 +108,7 @@ def test_connect_wires_every_lower_device_to_every_upper_one() -> None:
         leaves,
         lambda leaf: spines,
         _stage(2, 2),
-        offset=lambda leaf, spine, link: ((leaf.index - 1) * 2 + spine.index - 1) * 2 * 2 + (link - 1) * 2,
+        offset=lambda leaf: ((leaf.index - 1) * 2 * 2 * 2, 2 * 2),
         position=lambda leaf: leaf.index,
         asn=dict.fromkeys(names, 65000),
         mtu={"eos": 9214},
@@ -132,7 +132,7 @@ def test_connect_wires_every_lower_device_to_every_upper_one() -> None:
 
 
 def test_connect_skips_devices_with_nothing_above() -> None:
-    wiring = connect([_node("spine", 1)], lambda spine: [], _stage(1, 0), offset=lambda *a: 0, position=lambda n: 1, asn={}, mtu={})
+    wiring = connect([_node("spine", 1)], lambda spine: [], _stage(1, 0), offset=lambda n: (0, 2), position=lambda n: 1, asn={}, mtu={})
     assert wiring.links == () and not wiring.ends
 
 

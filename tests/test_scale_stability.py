@@ -151,6 +151,22 @@ def test_layout_never_hands_out_an_address_twice(
         for k in range(1, per_spine + 1)
     ]
     assert len(set(links)) == len(links) and all(o % 2 == 0 for o in links)
+    # The wiring reads each device's cables as one run (first, step): the same offsets as above.
+    for p in pods:
+        for j in range(1, spine_slots + 1):
+            first, step = layout.spine_uplinks(p, j)
+            assert all(
+                first + (s - 1) * step + (k - 1) * 2 == layout.spine_superspine_offset(plane=j, superspine=s, pod=p, link=k)
+                for s in range(1, ss_slots + 1)
+                for k in range(1, per_ss + 1)
+            )
+        for leaf in range(1, leaf_slots + 1):
+            first, step = layout.leaf_uplinks(p, leaf)
+            assert all(
+                first + (spine - 1) * step + (k - 1) * 2 == layout.leaf_spine_offset(p, leaf, spine, k)
+                for spine in range(1, spine_slots + 1)
+                for k in range(1, per_spine + 1)
+            )
     # Two tiers are the one-pod case without super-spines: the old formulas.
     two = Layout(spine_slots, per_spine=per_spine)
     assert [two.device_offset("leaf", i) for i in range(1, 4)] == [spine_slots + i for i in range(1, 4)]

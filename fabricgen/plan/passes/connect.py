@@ -20,7 +20,7 @@ from operator import itemgetter
 
 from fabricgen.core.model import BgpNeighbor, Endpoint, Interface
 from fabricgen.plan import allocate
-from fabricgen.plan.allocate import PoolTally, ipv4_pair
+from fabricgen.plan.allocate import PoolTally, Uplinks, ipv4_pair
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
 from fabricgen.plan.passes.ports import LinkDraft, PortSlots, SlotsByKind, port_slots, speed_setting
@@ -69,8 +69,9 @@ class Wiring:
 
 _new = tuple.__new__
 
-Offset = Callable[[TierNode, TierNode, int], int]
-"""(lower, upper, link number) -> offset of the cable's /31 in the fabric pool."""
+Offset = Callable[[TierNode], Uplinks]
+"""Lower device -> its cables' /31s as one run (`allocate.Uplinks`): the cable to the upper device
+of index u, link number k, is at `first + (u - 1) * step + (k - 1) * 2` in the fabric pool."""
 
 
 def connect(
@@ -96,7 +97,8 @@ def connect(
     highest, speed, roce, routed, length, kind = 0, stage.speed, stage.roce, stage.routed, stage.length_m, stage.kind
     addresses = ("", "", "")
     """(subnet, A address, Z address) of the cable: none when not routed."""
-    link_numbers, base = range(1, stage.per_pair + 1), stage.fabric_base
+    base = stage.fabric_base
+    link_offsets = [(link_no, 2 * link_no) for link_no in range(1, stage.per_pair + 1)]
     for low in lower:
         above = uppers(low)
         if not above:
@@ -111,6 +113,8 @@ def connect(
         low_rows: list[_InterfaceRow] = []
         low_peer_rows: list[_NeighborRow] = []
         low_name, low_asn, low_slot = low.name, asn[low.name], (position(low) - 1) * stage.per_pair - 1
+        first, step = offset(low)
+        first -= step + 2  # the offset of upper index 0, link 0: `up.index * step + 2 * link_no` on top
         for up in above:
             up_name = up.name
             known = upper.get(up_name)
@@ -124,8 +128,9 @@ def connect(
             link_mtu, low_headroom, up_headroom, up_group, low_group = pair
             # The last fields of each end's Interface: MTU, RoCE, VLAN, speed setting, headroom.
             low_tail, up_tail = (link_mtu, roce, 0, low_setting, low_headroom), (link_mtu, roce, 0, up_setting, up_headroom)
-            for link_no in link_numbers:
-                subnet = offset(low, up, link_no)
+            up_first = first + up.index * step
+            for link_no, link_offset in link_offsets:
+                subnet = up_first + link_offset
                 if subnet + 2 > highest:
                     highest = subnet + 2
                 up_addr, low_addr = ipv4_pair(base + subnet)
