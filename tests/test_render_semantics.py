@@ -21,7 +21,7 @@ from hier_config import HConfig, Platform, get_hconfig
 
 from fabricgen.checks.mtu import check_mtu
 from fabricgen.core.diagnostics import FabricError
-from fabricgen.core.model import Plan
+from fabricgen.core.model import Device, Plan
 from fabricgen.inventory.loader import load_inventory
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.inputs import Inputs
@@ -145,6 +145,28 @@ def test_check_mtu_refuses_mismatched_ends_and_large_hosts() -> None:
     mismatched = dataclasses.replace(plan, devices=tuple(changed if d.name == spine.name else d for d in plan.devices))
     messages = [d.message for d in check_mtu(mismatched, _NO_INPUTS, source)]
     assert any("different MTUs" in m and spine.name in m for m in messages), messages
+
+
+def test_check_mtu_refuses_equal_ends_above_the_platform_maximum_and_unknown_ports() -> None:
+    """Ends that agree are still refused above their platform's maximum (EOS 9214, NX-OS 9216 in
+    data/platforms.yml), and a cable end naming no port of its switch has no MTU to agree with."""
+    inventory = ROOT / "inventories" / "pod-mixed"
+    plan = load_and_plan(inventory).plan
+    source = load_inventory(inventory, "fabric.yml").source
+    link = next(link for link in plan.links if link.kind == "leaf-spine")
+    ends = {(link.a.device, link.a.interface), (link.z.device, link.z.interface)}
+
+    def raised(device: Device) -> Device:
+        ports = tuple(dataclasses.replace(i, mtu=9300) if (device.name, i.name) in ends else i for i in device.interfaces)
+        return dataclasses.replace(device, interfaces=ports)
+
+    above = dataclasses.replace(plan, devices=tuple(raised(d) for d in plan.devices))
+    messages = [d.message for d in check_mtu(above, _NO_INPUTS, source)]
+    assert any(m.startswith("1 cable(s)") and f"{link.a.device} {link.a.interface} (9300)" in m for m in messages), messages
+    moved = dataclasses.replace(link, z=dataclasses.replace(link.z, interface="Ethernet99/9"))
+    dangling = dataclasses.replace(plan, links=tuple(moved if item is link else item for item in plan.links))
+    messages = [d.message for d in check_mtu(dangling, _NO_INPUTS, source)]
+    assert any(m.startswith("1 cable(s)") and "Ethernet99/9 (None)" in m for m in messages), messages
 
 
 THREE_TIER_NXOS = """

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from fabricgen.core.model import BgpNeighbor, Breakout, Device, Interface, PeerGroup
 from fabricgen.plan.guids import switch_guid
@@ -55,7 +55,8 @@ def assemble(
     cable length `cabling.overrides` changed (the wiring passes used the stage's length)."""
     drafts = list(interfaces)
     breakouts = _breakouts(drafts, node)
-    ifaces = _with_headroom(sorted(drafts, key=_PORT_ORDER), headroom.get(node.name))
+    ports = set(map(_PORT, drafts))
+    ifaces = _with_headroom(_by_port(drafts, len(ports)), headroom.get(node.name))
     grouped = _by_address(list(neighbors))
     routed = infiniband is None
     guid = ""
@@ -85,7 +86,7 @@ def assemble(
         bgp_neighbors=tuple(grouped),
         advertised_prefixes=tuple(dict.fromkeys(advertised)),
         ports_total=node.model.ports,
-        ports_used=len(set(map(_PORT, drafts)) - _NONE),
+        ports_used=len(ports - _NONE),
         peer_groups=_peer_groups(grouped),
         vlans=tuple(sorted(set(map(_VLAN, drafts)) - _NONE)),
         queue_keyword=node.platform.queue_keywords.get(node.model.queue_family, ""),
@@ -100,8 +101,24 @@ _PORT_ORDER = operator.attrgetter("port", "sub", "name")
 """Interface order of a device."""
 _PORT, _VLAN, _ADDRESS = operator.attrgetter("port"), operator.attrgetter("vlan"), operator.attrgetter("address")
 """`Interface.port`, `Interface.vlan`, `BgpNeighbor.address`, for C-level `map`s over a device's ends."""
+_SPEED = operator.attrgetter("speed")
 _NONE = frozenset({0})
 """Port 0 (an SVI) and VLAN 0 (no access VLAN) are not counted."""
+
+
+def _by_port(interfaces: list[Interface], ports: int) -> list[Interface]:
+    """The interfaces in (port, sub-port, name) order; `ports`: how many distinct ports they are
+    on. WHY: when no two share a port (no broken-out cage: most switches) that is the order of
+    their ports alone, and sorting by one int read in C costs less than building a three-field
+    key per interface (390,000 at 5,120 switches).
+
+    >>> from fabricgen.core.model import Interface
+    >>> ports = [Interface(name, port, sub, 100, "uplink", "", 31, "", "", "", 9214, False) for name, port, sub in
+    ...     (("e9", 9, 1), ("e1/2", 1, 2), ("e1/1", 1, 1), ("e2", 2, 1))]
+    >>> [i.name for i in _by_port(ports, 3)], [i.name for i in _by_port([ports[0], ports[3]], 2)]
+    (['e1/1', 'e1/2', 'e2', 'e9'], ['e2', 'e9'])
+    """
+    return sorted(interfaces, key=_PORT if ports == len(interfaces) else _PORT_ORDER)
 
 
 def _with_headroom(interfaces: list[Interface], overridden: Mapping[str, int] | None) -> tuple[Interface, ...]:
@@ -124,10 +141,12 @@ def _by_address(neighbors: list[BgpNeighbor]) -> list[BgpNeighbor]:
     return [neighbors[i] for i in order]
 
 
-def _breakouts(drafts: Iterable[Interface], node: TierNode) -> dict[int, Breakout]:
+def _breakouts(drafts: Sequence[Interface], node: TierNode) -> dict[int, Breakout]:
     """Broken-out cages by port: the first interface of a cage whose speed splits it decides."""
     breakouts: dict[int, Breakout] = {}
     split = {speed for speed, per_cage in node.model.breakouts.items() if per_cage > 1}
+    if split.isdisjoint(map(_SPEED, drafts)):  # no port runs a split speed (most switches): no loop in Python
+        return breakouts
     for draft in drafts:
         if draft.speed in split and draft.port and draft.port not in breakouts:
             breakouts[draft.port] = Breakout(draft.port, node.model.logical_ports(draft.speed), draft.speed)
