@@ -14,6 +14,7 @@ cables share one `Choice`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 
 from fabricgen.core import media_rules as rules
 from fabricgen.core.diagnostics import Diagnostic, FabricError
@@ -21,7 +22,7 @@ from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Server, 
 from fabricgen.core.records import record
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.media import End, Ends, choose
-from fabricgen.plan.passes.ports import AnyLink
+from fabricgen.plan.passes.ports import AnyLink, LinkDraft
 
 
 @record
@@ -82,7 +83,11 @@ def choose_media(
         # Many cables share the same hardware and length: decide once per combination, and
         # build the full ends only then. A switch end is its model and how many links share
         # its cage, a host end its NIC model (shared 0): names, no objects, per cable.
-        a, z = link.a, link.z
+        # A draft is a tuple: its fields in one unpacking, not nine property reads (200,000 cables).
+        if type(link) is LinkDraft:
+            kind, a, z, speed, subnet, a_address, z_address, length, mtu = link
+        else:
+            kind, a, z, speed, subnet, a_address, z_address, length, mtu = _fields(link)
         z_model, z_breakouts = switches[z.device]
         near = switches.get(a.device)
         if near is None:
@@ -91,19 +96,21 @@ def choose_media(
         else:
             a_name, a_shared = near[0].name, near[1].get(a.port, 1) if near[1] else 1
         z_shared = z_breakouts.get(z.port, 1) if z_breakouts else 1
-        signature = (link.speed, link.length_m, a_name, a_shared, z_model.name, z_shared)
+        signature = (speed, length, a_name, a_shared, z_model.name, z_shared)
         t = decided.get(signature, _UNDECIDED)
         if t is _UNDECIDED:
-            t = decided[signature] = choose(link.speed, link.length_m, *ends.of(link), table)
+            t = decided[signature] = choose(speed, length, *ends.of(link), table)
         if t is None:
             _missed(misses, link, ends, overrides)
             continue
-        result.append(Link(link.kind, a, z, link.speed, link.subnet, link.a_address, link.z_address, link.length_m, t, link.mtu))
+        result.append(Link(kind, a, z, speed, subnet, a_address, z_address, length, t, mtu))
     if misses:
         raise FabricError([_diagnostic(where, miss, source, table) for where, miss in sorted(misses.items(), key=lambda i: str(i[0]))])
     return tuple(result)
 
 
+_fields = attrgetter("kind", "a", "z", "speed", "subnet", "a_address", "z_address", "length_m", "mtu")
+"""A `Link`'s fields in the order of a `LinkDraft`."""
 _UNDECIDED = Choice("", "", "", "", "", "", "")
 """Marks a combination not decided yet (None: decided, and nothing joins its ends)."""
 
