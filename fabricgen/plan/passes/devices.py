@@ -13,6 +13,7 @@ from _socket import inet_aton  # `socket.inet_aton` itself, without `socket`'s 5
 from collections.abc import Iterable, Mapping
 
 from fabricgen.core.model import BgpNeighbor, Breakout, Device, Interface, PeerGroup
+from fabricgen.core.records import record
 from fabricgen.plan.guids import switch_guid
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools
 from fabricgen.plan.passes.expand import TierNode
@@ -21,7 +22,7 @@ ROLE_ORDER = {"superspine": 0, "spine": 1, "leaf": 2}
 """Device order of the plan: top tier first, then pod by pod."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record
 class Routing:
     """The BGP intent of one device that the planner decided before assembly."""
 
@@ -134,7 +135,7 @@ def _breakouts(drafts: Iterable[Interface], node: TierNode) -> dict[int, Breakou
     return breakouts
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record
 class InfinibandSwitch:
     """What an InfiniBand switch needs besides its node: the placeholder GUID prefix."""
 
