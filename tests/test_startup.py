@@ -1,6 +1,7 @@
 """What a `fabricgen render` of a valid Ethernet inventory does not import: jsonschema (only an
-invalid inventory needs it), the InfiniBand render modules, and the `analyze`, `ib` and `lab`
-command groups. Each was a measurable part of the start-up of a small render (docs/scale.md);
+invalid inventory needs it), the InfiniBand render modules, the `analyze`, `ib` and `lab`
+command groups, `multiprocessing` at `-j 1`, `socket` (the device pass takes `inet_aton` from
+`_socket`) and `importlib.resources` (the data files and templates are found next to the package). Each was a measurable part of the start-up of a small render (docs/scale.md);
 a fresh interpreter shows whether one crept back. An invalid inventory still gets
 jsonschema's diagnostics."""
 
@@ -14,7 +15,16 @@ from pathlib import Path
 
 from tests.conftest import EXAMPLES, ROOT
 
-NOT_NEEDED = ("jsonschema", "fabricgen.infiniband.topology", "fabricgen.infiniband.hosts", "fabricgen.analyze.cli", "fabricgen.lab.cli")
+NOT_NEEDED = (
+    "jsonschema",
+    "fabricgen.infiniband.topology",
+    "fabricgen.infiniband.hosts",
+    "fabricgen.analyze.cli",
+    "fabricgen.lab.cli",
+    "multiprocessing",
+    "socket",
+    "importlib.resources",
+)
 
 PROBE = """
 import json, sys
@@ -38,9 +48,16 @@ def _run(*args: str) -> dict[str, object]:
 
 
 def test_a_valid_ethernet_render_imports_only_what_it_uses(tmp_path: Path) -> None:
-    result = _run("render", str(EXAMPLES / "pod-roce-400g"), "-o", str(tmp_path / "out"), "-q")
+    result = _run("render", str(EXAMPLES / "pod-roce-400g"), "-o", str(tmp_path / "out"), "-q", "-j", "1")
     assert result["exit"] in (0, None), result["stderr"]
     assert result["modules"] == []
+
+
+def test_more_than_one_process_imports_multiprocessing(tmp_path: Path) -> None:
+    """The other side of the lazy import: `-j 2` does fork workers (through `multiprocessing`)."""
+    result = _run("render", str(EXAMPLES / "pod-roce-400g"), "-o", str(tmp_path / "out"), "-q", "-j", "2")
+    assert result["exit"] in (0, None), result["stderr"]
+    assert "multiprocessing" in result["modules"]  # type: ignore[operator]
 
 
 def test_an_invalid_inventory_gets_jsonschemas_diagnostics(tmp_path: Path) -> None:

@@ -16,9 +16,9 @@ import jinja2.sandbox
 import pytest
 import yaml
 
-from fabricgen.core import catalog
+from fabricgen.core import catalog, usercache
 from fabricgen.core.model import Plan
-from fabricgen.core.usercache import parsed, private_cache_dir
+from fabricgen.core.usercache import CodeTable, parsed, private_cache_dir
 from fabricgen.render.context import RenderContext
 from fabricgen.render.producers import device_configs
 from fabricgen.render.template_cache import TemplateCache, template_cache
@@ -200,3 +200,51 @@ def test_no_cache_when_turned_off(cache_home: Path, monkeypatch: pytest.MonkeyPa
     assert template_cache(jinja2.Environment(), {}) is None
     assert parsed("t.yml", "x", lambda text: [text], "1") == ["x"]
     assert not (cache_home / "fabricgen" / "data").exists()
+
+
+RECORD_INIT = "def __init__(self, left, right=_d):\n    _set_left(self, left)\n    _set_right(self, right)\n"
+
+
+def _init_of(table: CodeTable, source: str) -> object:
+    names: dict[str, object] = {
+        "_d": 7,
+        "_set_left": lambda obj, value: setattr(obj, "left", value),
+        "_set_right": lambda obj, value: setattr(obj, "right", value),
+    }
+    exec(table.compiled(source, "<record Pair>"), names)
+    return names["__init__"]
+
+
+def test_record_inits_are_read_back_not_compiled(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `@record` keeps: an `__init__` compiled once is read back by the next process (a new
+    table) and does the same; another source is compiled afresh, never served an old entry."""
+    first = CodeTable("test-inits")
+    made = _init_of(first, RECORD_INIT)
+    first.save()
+    assert list(cache_home.glob("fabricgen/code/test-inits.marshal"))
+
+    def compile_refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled although cached")
+
+    monkeypatch.setattr(usercache, "compile", compile_refused, raising=False)
+    again = _init_of(CodeTable("test-inits"), RECORD_INIT)
+    assert again.__code__ == made.__code__  # type: ignore[attr-defined]
+    box = type("Box", (), {})()
+    again(box, 1)  # type: ignore[operator]
+    assert (box.left, box.right) == (1, 7)  # type: ignore[attr-defined]
+    with pytest.raises(AssertionError, match="compiled although cached"):
+        _init_of(CodeTable("test-inits"), RECORD_INIT.replace("right=_d", "right=None"))
+
+
+def test_a_damaged_or_switched_off_code_table_only_compiles(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (cache_home / "fabricgen" / "code").mkdir(parents=True, mode=0o700)
+    (cache_home / "fabricgen" / "code" / "test-inits.marshal").write_bytes(sys.version.encode() + b"\0garbage")
+    box = type("Box", (), {})()
+    _init_of(CodeTable("test-inits"), RECORD_INIT)(box, 2)  # type: ignore[operator]
+    assert box.left == 2  # type: ignore[attr-defined]
+    monkeypatch.setenv("FABRICGEN_NO_CACHE", "1")
+    (cache_home / "fabricgen" / "code" / "off.marshal").unlink(missing_ok=True)
+    table = CodeTable("off")
+    _init_of(table, RECORD_INIT)
+    table.save()
+    assert not (cache_home / "fabricgen" / "code" / "off.marshal").exists()

@@ -17,10 +17,10 @@ thin layer over the rows (`cable_section`), so whatever a row holds, it follows.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 
 from fabricgen.artifacts.common import csv_line, csv_text, md_line, md_table, metres, natural_order
 from fabricgen.core.model import Plan
+from fabricgen.core.records import record
 from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
 
@@ -97,7 +97,7 @@ def rows_of(rows: list[Cable]) -> tuple[list[str], list[str]]:
     return csv_lines, md_lines
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Kind:
     """What the lines of every cable of one kind share: the Markdown columns after the ends, the
     CSV columns between the ends and the label, and after the label."""

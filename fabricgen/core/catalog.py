@@ -7,7 +7,7 @@ entries. Platform facts live in `data/platforms.yml`.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -20,13 +20,17 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 times faster (the catalog alone took a tenth of a second with the pure-Python loader, most of
 the fixed cost of planning a small fabric)."""
 
+DATA = Path(__file__).resolve().parent.parent / "data"
+"""The packaged data files (a folder of the installed package, as the templates are:
+`importlib.resources` would cost every command about 5 ms of imports, `tempfile` among them)."""
+
 
 @cache
 def _read_data(name: str) -> dict[str, Any]:
     """A packaged data file, parsed once per process, and kept parsed between runs in the user's
     cache (`usercache.parsed`: 0.3 ms instead of 14 ms for the files a render reads). Callers
     only read it."""
-    text = resources.files("fabricgen").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    text = (DATA / name).read_text(encoding="utf-8")
     data: dict[str, Any] = parsed(name, text, _parse_yaml, f"PyYAML {yaml.__version__} {_SAFE_LOADER.__name__}")
     return data
 

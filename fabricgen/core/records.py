@@ -6,7 +6,8 @@ compiles six functions per frozen class (`__init__`, `__repr__`, `__eq__`, `__ha
 `__setattr__`, `__delattr__`), each with its own `exec`: about 1.5 ms per class, 0.13 CPU-s
 for the ~90 plan and input classes a render imports, a tenth of the whole 96-switch render.
 `record` lets `dataclasses` do the field bookkeeping (so `fields`, `replace`, `asdict` and
-`is_dataclass` work as before) but generates nothing; it then compiles only `__init__` and
+`is_dataclass` work as before) but generates nothing; it then compiles only `__init__` (or
+reads the code compiled by an earlier run from the user's cache, `usercache.CodeTable`) and
 gives the other five as small closures over the field names that do exactly what the
 generated ones do (the same tuple compared and hashed, the same repr, the same
 `FrozenInstanceError`).
@@ -41,7 +42,13 @@ from dataclasses import MISSING, Field, FrozenInstanceError, field
 from operator import attrgetter
 from typing import Any, TypeVar, dataclass_transform
 
+from fabricgen.core.usercache import CodeTable
+
 _Cls = TypeVar("_Cls", bound=type)
+
+_INITS = CodeTable("record-inits")
+"""Every `__init__` compiled before, by its source: compiling them was about 0.015 CPU-s of
+every command's start-up (some eighty classes), reading them back a fraction of a millisecond."""
 
 
 class _Factory:
@@ -119,7 +126,7 @@ def _init(cls: type, specs: tuple[Field[Any], ...]) -> Callable[..., None]:
         body.append("    self.__post_init__()")
     source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
     # Built above from the class's own field names; the file name tells profiles and tracebacks apart.
-    exec(compile(source, f"<record {cls.__qualname__}>", "exec"), names)
+    exec(_INITS.compiled(source, f"<record {cls.__qualname__}>"), names)
     init: Callable[..., None] = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__annotations__ = {spec.name: spec.type for spec in specs if spec.init} | {"return": None}  # as @dataclass's, for introspection

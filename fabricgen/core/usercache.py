@@ -1,6 +1,6 @@
 """The user's cache folder for work that gives the same result for the same input every run:
-compiled built-in templates (`render/template_cache.py`) and the parsed data files
-(`catalog.py`). A small render is mostly such fixed work (see docs/scale.md).
+compiled built-in templates (`render/template_cache.py`), the parsed data files
+(`catalog.py`) and the compiled `__init__` of the `@record` classes (`records.py`). A small render is mostly such fixed work (see docs/scale.md).
 
 What is cached is read back as code or as data this process trusts, so a folder is used only
 when this user owns it and no one else can write to it (`$XDG_CACHE_HOME/fabricgen/<name>`, by
@@ -12,12 +12,14 @@ turns the cache off.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import marshal
 import os
 import stat
 import sys
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 
@@ -85,3 +87,66 @@ def parsed(name: str, text: str, parse: Callable[[str], Any], version: str) -> A
         return data
     write_atomically(path, header + encoded)
     return data
+
+
+MAX_CODES = 1000
+"""Entries a code table keeps: the record classes of fabricgen are about a hundred; tests and
+other programs that define their own start the table afresh when it grows past this."""
+
+
+class CodeTable:
+    """Compiled code by its exact source and file name, kept between runs in the `code` cache
+    folder as one marshalled table (`name.marshal`, for this Python only). Read on the first
+    `compiled`; written once when the process exits if it compiled anything new (forked
+    workers exit without it). Without a private cache folder it only compiles."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._codes: dict[str, CodeType] | None = None
+        self._path: str | None = None
+        self._dirty = False
+        self._header = f"{sys.version}\0".encode()
+
+    def compiled(self, source: str, filename: str) -> CodeType:
+        """`compile(source, filename, "exec")`, from the table when it holds that exact pair."""
+        codes = self._load()
+        key = f"{filename}\0{source}"
+        code = codes.get(key)
+        if code is None:
+            code = compile(source, filename, "exec")
+            if self._path is not None:
+                if len(codes) >= MAX_CODES:
+                    codes.clear()
+                codes[key] = code
+                self._remember()
+        return code
+
+    def _remember(self) -> None:
+        if not self._dirty:
+            self._dirty = True
+            atexit.register(self.save)
+
+    def _load(self) -> dict[str, CodeType]:
+        if self._codes is not None:
+            return self._codes
+        self._codes = {}
+        directory = private_cache_dir("code")
+        if directory is None:
+            return self._codes
+        self._path = os.path.join(directory, f"{self.name}.marshal")
+        try:
+            with open(self._path, "rb") as file:
+                cached = file.read()
+            if cached.startswith(self._header):
+                table = marshal.loads(cached[len(self._header) :])
+                if isinstance(table, dict) and all(isinstance(code, CodeType) for code in table.values()):
+                    self._codes = table
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+        return self._codes
+
+    def save(self) -> None:
+        """Write the table (what `compiled` registers to run at exit)."""
+        if self._path is not None and self._codes:
+            write_atomically(self._path, self._header + marshal.dumps(self._codes))
+        self._dirty = False

@@ -9,9 +9,9 @@ import copy
 import difflib
 import json
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from fabricgen.core.catalog import DATA
 from fabricgen.core.counts import COUNT_PATTERN
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.units import (
@@ -70,7 +70,7 @@ REQUIRED_BECAUSE = {
 
 @cache
 def fabric_schema() -> dict[str, Any]:
-    text = resources.files("fabricgen").joinpath("data/fabric.schema.json").read_text(encoding="utf-8")
+    text = (DATA / "fabric.schema.json").read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

@@ -21,7 +21,7 @@ import gc
 import operator
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from ipaddress import ip_network
 
 from fabricgen.core.catalog import models_for, platforms
@@ -38,6 +38,7 @@ from fabricgen.core.model import (
     Services,
     TierLinks,
 )
+from fabricgen.core.records import record
 from fabricgen.core.units import length_m
 from fabricgen.plan.allocate import Layout, PoolTally
 from fabricgen.plan.guids import server_guids
@@ -83,7 +84,7 @@ def build_plan(inputs: Inputs) -> Plan:
             gc.enable()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Fabric:
     """What the device assembly needs from the earlier passes."""
 
@@ -246,7 +247,7 @@ def _host_mtu(tiers: Tiers, leaf_spine: Wiring, spine_superspine: Wiring, mtu: M
     return min(fabric or [mtu[leaf.platform.name] for leaf in tiers.leaves] or [0])
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Cabled:
     """Cables of a stage that is neither wiring nor server attachment (the SM hosts')."""
 

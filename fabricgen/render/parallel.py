@@ -11,9 +11,11 @@ runs in this process (same output, one core).
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext
 
 T = TypeVar("T")
 
@@ -24,6 +26,17 @@ def _run_slice(bounds: tuple[int, int]) -> dict[str, str]:
     assert _TASK is not None, "worker forked without a task"
     function, shared = _TASK
     return function(shared, *bounds)
+
+
+def _fork() -> ForkContext | None:
+    """The fork start method, or None where there is none. `multiprocessing` is imported here,
+    when more than one process is asked for, not by every `render -j 1` (about 3 ms of its
+    start-up, with `signal`, `selectors` and `threading`)."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return multiprocessing.get_context("fork")
 
 
 def slices(count: int, jobs: int) -> list[tuple[int, int]]:
@@ -47,11 +60,12 @@ def fan_out(function: Callable[[Any, int, int], dict[str, str]], shared: Any, co
     one included), merged in slice order."""
     global _TASK
     parts = slices(count, jobs)
-    if len(parts) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    fork = None if len(parts) <= 1 else _fork()
+    if fork is None:
         return function(shared, 0, count)
     _TASK = (function, shared)
     try:
-        with multiprocessing.get_context("fork").Pool(len(parts) - 1) as pool:
+        with fork.Pool(len(parts) - 1) as pool:
             pending = pool.map_async(_run_slice, parts[1:])
             merged = function(shared, *parts[0])
             for result in pending.get():
@@ -75,14 +89,15 @@ def run_units(units: list[Callable[[], dict[str, str]]], jobs: int, local: list[
     does not hold up the rest) while this process runs `local` (units whose output is too big
     to send back cheaply). Results are merged in list order, `local` first."""
     global _UNITS
-    if jobs <= 1 or not units or "fork" not in multiprocessing.get_all_start_methods():
+    fork = None if jobs <= 1 or not units else _fork()
+    if fork is None:
         merged: dict[str, str] = {}
         for unit in (*local, *units):
             merged.update(unit())
         return merged
     _UNITS = list(units)
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(units))) as pool:
+        with fork.Pool(min(jobs, len(units))) as pool:
             pending = pool.map_async(_run_unit, range(len(units)), chunksize=1)
             merged = {}
             for unit in local:
@@ -112,9 +127,9 @@ def run_each(units: Sequence[Callable[[], T]], jobs: int, starting: Callable[[in
     [1, 2]
     """
     global _SHARED
-    if jobs <= 1 or len(units) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    context = None if jobs <= 1 or len(units) <= 1 else _fork()
+    if context is None:
         return [result for _index, result in _drain_in_order(units, iter(range(len(units))), starting)]
-    context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
     _SHARED = (units, counter)
     workers = min(jobs, len(units)) - 1

@@ -20,12 +20,12 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from fabricgen.core.model import Device, Link, Plan, Server
+from fabricgen.core.records import record
 
 _OPTIONS = (
     orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -185,7 +185,7 @@ def plan_fragments(plan: Plan) -> dict[str, str]:
     return files
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FragmentSplit:
     """The plan's links and servers grouped by the device whose fragment holds them, worked out
     once, so the device fragments can be encoded in slices, by any process (`render -j`): at

@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import jinja2
@@ -22,7 +21,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from fabricgen.render.jinja_codegen import DirectAttributeEnvironment, FlatGlobalsTemplate, MergedOutputCodeGenerator
 from fabricgen.render.template_cache import template_cache
 
-BUILTIN_TEMPLATES = Path(str(resources.files("fabricgen").joinpath("templates")))
+BUILTIN_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
 def user_template_dirs(inventory_dir: Path | None, extra: tuple[Path, ...] = ()) -> tuple[Path, ...]:

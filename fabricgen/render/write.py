@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.records import record
 
 if sys.platform != "win32":
     import fcntl
@@ -179,7 +180,7 @@ def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = 
     return write_streamed(out, lambda transaction: [stage_files(transaction, files)], keep_unlisted_owned=keep_unlisted_owned)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Transaction:
     """A write in progress: the output folder claimed and recovered, its stage open. Forked
     render workers inherit it and stage the files they render into it (`stage_files`)."""

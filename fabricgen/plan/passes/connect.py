@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 from fabricgen.core.model import BgpNeighbor, Endpoint, Interface
+from fabricgen.core.records import record
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import PoolTally, Uplinks, ipv4_pair
 from fabricgen.plan.passes.expand import TierNode
@@ -26,7 +27,7 @@ from fabricgen.plan.passes.headroom import cable_headroom
 from fabricgen.plan.passes.ports import LinkDraft, PortSlots, SlotsByKind, port_slots, speed_setting
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stage:
     """One tier-to-tier wiring and its parameters."""
 
@@ -55,7 +56,7 @@ class Ends:
     neighbors: list[BgpNeighbor] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Wiring:
     """The result of one stage: its cables, every device's ends, the fabric pool it used."""
 

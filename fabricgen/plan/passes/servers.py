@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from fabricgen.core.catalog import nic_models
 from fabricgen.core.diagnostics import FabricError
 from fabricgen.core.model import Endpoint, Interface, NicModel, Server, ServerNic
+from fabricgen.core.records import record
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import Layout, PoolTally, ipv4, ipv4_pair
@@ -34,7 +35,7 @@ ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Attachment:
     """`servers:` as the pass reads it."""
 
@@ -63,7 +64,7 @@ class LeafSide:
     nics_per_server: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Attached:
     servers: tuple[Server, ...]
     links: tuple[LinkDraft, ...]
