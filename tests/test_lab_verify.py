@@ -212,11 +212,22 @@ def test_two_labs_side_by_side(tmp_path: Path) -> None:
     assert leftovers("labone") == []
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_leaves_nothing_behind(tmp_path: Path) -> None:
     plan = _tiny(tmp_path, "labint")
     inventory = tmp_path / "fabric.yml"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "fabricgen", "lab", "verify", str(inventory)], env=env)
+    # Ctrl-C at a terminal reaches a foreground job whose SIGINT is the default; a test runner
+    # started in the background (`make test &`, nohup) passes SIGINT on ignored, and Python then
+    # keeps ignoring it, so the child gets the default back, as a shell's foreground job would.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fabricgen", "lab", "verify", str(inventory)],
+        env=env,
+        preexec_fn=_default_sigint,  # resets one signal disposition only
+    )
     deadline = time.monotonic() + 60
     while not leftovers(plan.name) and time.monotonic() < deadline:
         time.sleep(0.2)
