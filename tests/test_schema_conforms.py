@@ -27,7 +27,7 @@ from fabricgen.inventory.conforms import conforms
 from fabricgen.inventory.loader import load_inventory
 from fabricgen.inventory.schema import _validator, fabric_schema, normalise_units
 from tests.conftest import EXAMPLES, ROOT
-from tests.test_validation_fuzz import HOSTILE
+from tests.test_validation_fuzz import HOSTILE, key_paths
 
 BROKEN = sorted((ROOT / "tests" / "data" / "broken").glob("*.yml"))
 MUTANTS_PER_EXAMPLE = 400
@@ -89,21 +89,11 @@ def test_the_bad_input_corpus_gets_the_same_verdict(path: Path) -> None:
     assert conforms(fabric_schema(), data) == jsonschema_valid(data)
 
 
-def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _places(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _places(item, (*path, index))
-
-
 def _mutant(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """One to three edits: a value replaced by a hostile one, a key deleted or added, an entry repeated."""
     doc = copy.deepcopy(doc)
     for _ in range(rng.randint(1, 3)):
-        path = rng.choice([p for p in _places(doc) if p])
+        path = rng.choice([p for p in key_paths(doc) if p])
         parent = doc
         for part in path[:-1]:
             parent = parent[part]

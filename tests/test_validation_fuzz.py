@@ -76,19 +76,20 @@ RENDER_EVERY = 3
 """Every third mutant that validates is also rendered: `validate` must refuse whatever `render` would."""
 
 
-def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+def key_paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every key path in a parsed document, the root `()` first (the mutation tests pick from them)."""
     yield path
     if isinstance(value, dict):
         for key, item in value.items():
-            yield from _places(item, (*path, key))
+            yield from key_paths(item, (*path, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _places(item, (*path, index))
+            yield from key_paths(item, (*path, index))
 
 
 def _mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     doc = copy.deepcopy(doc)
-    places = [p for p in _places(doc) if p]
+    places = [p for p in key_paths(doc) if p]
     scalars = [p for p in places if not isinstance(_get(doc, p), (dict, list))]
     path = rng.choice(scalars if rng.random() < 0.8 else places)
     parent = doc

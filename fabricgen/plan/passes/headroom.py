@@ -72,7 +72,7 @@ def port_headroom(links: Iterable[AnyLink], platform_of: Mapping[str, str], plat
     end's interface when it carries RoCE. Each figure uses the response time of the platform at
     the other end of the cable (the one that keeps sending), or the end's own platform's when
     the other end is a server (`platform_of` names only switches). The figure depends on a few
-    values that most cables share: it is computed once per distinct combination. Keyed by
+    values that most cables share: `cable_headroom` computes it once per distinct combination. Keyed by
     device first: the device pass looks up its own table once, then each port by name.
 
     >>> from fabricgen.core.catalog import platforms
@@ -84,21 +84,14 @@ def port_headroom(links: Iterable[AnyLink], platform_of: Mapping[str, str], plat
     True
     """
     response = {name: platforms[platform].pfc_response_ns for name, platform in platform_of.items()}
-    figures: dict[tuple[float, int, int, int], int] = {}
     headroom: dict[str, dict[str, int]] = {name: {} for name in platform_of}
     for link in links:
         a, z = link.a, link.z
         a_sends, z_sends = response.get(a.device), response.get(z.device)
         if a_sends is not None:
-            key = (link.length_m, link.speed, link.mtu, a_sends if z_sends is None else z_sends)
-            figure = figures.get(key)
-            if figure is None:
-                figure = figures[key] = pfc_headroom_bytes(*key)
-            headroom[a.device][a.interface] = figure
+            far = a_sends if z_sends is None else z_sends
+            headroom[a.device][a.interface] = cable_headroom(link.length_m, link.speed, link.mtu, far)
         if z_sends is not None:
-            key = (link.length_m, link.speed, link.mtu, z_sends if a_sends is None else a_sends)
-            figure = figures.get(key)
-            if figure is None:
-                figure = figures[key] = pfc_headroom_bytes(*key)
-            headroom[z.device][z.interface] = figure
+            far = z_sends if a_sends is None else a_sends
+            headroom[z.device][z.interface] = cable_headroom(link.length_m, link.speed, link.mtu, far)
     return headroom
