@@ -4,6 +4,7 @@ template (`templates/<platform>/device.j2`), which only formats plan values.
 
 from __future__ import annotations
 
+from fabricgen import platforms as registry
 from fabricgen.core.catalog import platforms
 from fabricgen.core.model import Device, Plan
 from fabricgen.render.context import RenderContext
@@ -25,8 +26,8 @@ def chosen_devices(plan: Plan, context: RenderContext) -> tuple[Device, ...]:
     env = environment(context.user_template_dirs)
     by_name = platforms()
     chosen = tuple(d for d in plan.devices if by_name[d.platform].transport == "roce" and context.selected(d))
-    for name in sorted({d.platform for d in chosen}):
-        env.get_template(f"{name}/device.j2")
+    for folder in sorted({registry.template_folder(d.platform) for d in chosen}):
+        env.get_template(f"{folder}/device.j2")
     return chosen
 
 
@@ -34,9 +35,10 @@ def render_devices(shared: tuple[Plan, RenderContext, tuple[Device, ...]], start
     plan, context, chosen = shared
     env = environment(context.user_template_dirs)
     by_name = platforms()
+    folders = {name: registry.template_folder(name) for name in by_name}
     files = {}
     for device in chosen[start:stop]:
-        template = env.get_template(f"{device.platform}/device.j2")
+        template = env.get_template(f"{folders[device.platform]}/device.j2")
         qos = plan.roce.profiles.get(device.platform) if plan.roce else None
         text = template.render(device=device, plan=plan, platform=by_name[device.platform], roce=plan.roce, qos=qos)
         files[f"configs/{device.name}.cfg"] = tidy(text)
