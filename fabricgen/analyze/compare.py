@@ -140,7 +140,7 @@ def recommend_one(rj: ResolvedJob, bucket: str, job: Job, paths: Paths, planned:
     if speed is None:
         reasoning = f"no speed is compute-bound: {TITLES[transport]} at {shown}G exposes {est.exposed_s:.2g} s of a {est.step_s:.2g} s step"
     else:
-        reasoning = f"{TITLES[transport]} at {shown}G exposes {est.exposed_s:.2g} s of a {est.step_s:.2g} s step ({est.exposed_share:.0%})"
+        reasoning = f"{TITLES[transport]} at {shown}G exposes {est.exposed_s:.2g} s of a {est.step_s:.2g} s step ({est.exposed_share:.1%})"
     reasoning += f"; RoCEv2 ({rj.roce_load_balancing}) at {ib_share(ib, roce):.0%} of InfiniBand's all-reduce throughput at {shown}G"
     label = {"roce": "RoCEv2", "infiniband": "InfiniBand", "either": "RoCEv2 or InfiniBand"}[choice]
     return Recommendation(bucket, job.gpus, label, speed, deciding, reasoning)

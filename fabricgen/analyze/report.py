@@ -117,11 +117,12 @@ def paths_of(fabric: Fabric, rj: ResolvedJob, options: Options) -> tuple[cmp.Pat
 HOW = {"infiniband": "ftree routing", "adaptive": "adaptive routing", "ecmp": "static ECMP, mean over hash draws"}
 
 
-def _headline(transport: str, speed: float, est: Estimate, how: str) -> list[str]:
+def _headline(transport: str, speed: float, est: Estimate, how: str, gpus_per_nic: float) -> list[str]:
     """The planned answer in the words every other verdict uses: what overlaps, what is exposed."""
-    head = f"{sig(speed)}G {cmp.TITLES[transport]} as planned ({how}): {est.verdict}"
+    shared = f" (one NIC per {gpus_per_nic:g} GPUs)" if gpus_per_nic > 1 else ""
+    head = f"{sig(speed)}G {cmp.TITLES[transport]}{shared} as planned ({how}): {est.verdict}"
     if est.exposed_s > 0:
-        head += f", the network exposes {seconds(est.exposed_s)} of a {seconds(est.step_s)} step ({est.exposed_share:.0%})"
+        head += f", the network exposes {seconds(est.exposed_s)} of a {seconds(est.step_s)} step ({est.exposed_share:.1%})"
     else:
         head += f", the all-reduce hides in {sig(est.headroom)}x its time"
     detail = (
@@ -139,11 +140,12 @@ def planned(fabric: Fabric, rj: ResolvedJob, paths: cmp.Paths) -> dict[str, Any]
     ib = cmp.at(rj, "infiniband", line, paths.factors("infiniband", "adaptive"))
     roce_ar = cmp.at(rj, "roce", line, paths.factors("roce", "adaptive"))
     roce_ecmp = cmp.at(rj, "roce", line, paths.factors("roce", "ecmp"))
+    sharing = 1 / rj.placement.nics_per_gpu
     if fabric.transport == "infiniband":
-        main, lines = ib, _headline("infiniband", nic, ib, HOW["infiniband"])
+        main, lines = ib, _headline("infiniband", nic, ib, HOW["infiniband"], sharing)
     else:
         main = roce_ecmp if rj.roce_load_balancing == "ecmp" else roce_ar
-        lines = _headline("roce", nic, main, HOW[rj.roce_load_balancing])
+        lines = _headline("roce", nic, main, HOW[rj.roce_load_balancing], sharing)
     shares = [cmp.ib_share(ib, roce_ecmp), cmp.ib_share(ib, roce_ar)]
     low, high = f"{min(shares):.0%}", f"{max(shares):.0%}"
     span, how = f"{low}-{high}", "static ECMP .. adaptive routing"
