@@ -230,6 +230,39 @@ def warnings(rj: ResolvedJob, nic_gbps: float, compare: bool = False) -> list[st
     return found
 
 
+def inputs_dict(rj: ResolvedJob) -> dict[str, Any]:
+    """The job's inputs as resolved (defaults filled in), for the JSON."""
+    job = rj.job
+    return {
+        "params": _num(job.params),
+        "gpus": job.gpus,
+        "gpus_per_server": job.gpus_per_server,
+        "data_parallel": job.data_parallel,
+        "tensor_parallel": job.tensor_parallel,
+        "pipeline_parallel": job.pipeline_parallel,
+        "tokens_per_step": _num(job.tokens_per_step),
+        "bytes_per_gradient": job.bytes_per_gradient,
+        "peak_tflops": job.peak_tflops,
+        "mfu": job.mfu,
+        "nvlink_gbytes_per_s": job.nvlink_gbytes_per_s,
+        "gpu_memory_gb": job.gpu_memory_gb,
+        "bucket_mb": job.bucket_mb,
+        "sequence_length": job.sequence_length,
+        "micro_batch_size": job.micro_batch_size,
+        "efficiency": rj.efficiency,
+        "latency_us": rj.latency_us,
+        "jitter_us": rj.jitter_us,
+        "nccl": {
+            "channels_per_nic": rj.channels_per_nic,
+            "qps_per_connection": rj.qps_per_connection,
+            "sharp": rj.sharp,
+            "pxn": rj.pxn,
+        },
+        "congestion": rj.congestion,
+        "roce_load_balancing": rj.roce_load_balancing,
+    }
+
+
 def analyse_job(fabric: Fabric, rj: ResolvedJob, options: Options) -> dict[str, Any]:
     """Everything about one job: the planned answer, the comparison, checklist, simulation."""
     job, placement = rj.job, rj.placement
@@ -240,34 +273,7 @@ def analyse_job(fabric: Fabric, rj: ResolvedJob, options: Options) -> dict[str, 
     gap = cmp.gap_table(rj, placement.line_gbps, paths)
     result: dict[str, Any] = {
         "name": job.name,
-        "inputs": {
-            "params": _num(job.params),
-            "gpus": job.gpus,
-            "gpus_per_server": job.gpus_per_server,
-            "data_parallel": job.data_parallel,
-            "tensor_parallel": job.tensor_parallel,
-            "pipeline_parallel": job.pipeline_parallel,
-            "tokens_per_step": _num(job.tokens_per_step),
-            "bytes_per_gradient": job.bytes_per_gradient,
-            "peak_tflops": job.peak_tflops,
-            "mfu": job.mfu,
-            "nvlink_gbytes_per_s": job.nvlink_gbytes_per_s,
-            "gpu_memory_gb": job.gpu_memory_gb,
-            "bucket_mb": job.bucket_mb,
-            "sequence_length": job.sequence_length,
-            "micro_batch_size": job.micro_batch_size,
-            "efficiency": rj.efficiency,
-            "latency_us": rj.latency_us,
-            "jitter_us": rj.jitter_us,
-            "nccl": {
-                "channels_per_nic": rj.channels_per_nic,
-                "qps_per_connection": rj.qps_per_connection,
-                "sharp": rj.sharp,
-                "pxn": rj.pxn,
-            },
-            "congestion": rj.congestion,
-            "roce_load_balancing": rj.roce_load_balancing,
-        },
+        "inputs": inputs_dict(rj),
         "placement": placement.describe(),
         "planned": {"transport": fabric.transport, "nic_gbps": _num(nic), **estimate_dict(est)},
         **answer,
@@ -304,9 +310,7 @@ def analyse_job(fabric: Fabric, rj: ResolvedJob, options: Options) -> dict[str, 
             {
                 "speed_gbps": row.speed,
                 "calibrated": row.calibrated,
-                "infiniband": estimate_dict(row.infiniband),
-                "roce_adaptive": estimate_dict(row.roce_adaptive),
-                "roce_ecmp": estimate_dict(row.roce_ecmp),
+                **{key: estimate_dict(getattr(row, key)) for key in ("infiniband", "roce_adaptive", "roce_ecmp")},
             }
             for row in cmp.speed_rows(rj, paths)
         ]
