@@ -211,6 +211,9 @@ def test_the_tree_has_its_own_path_factor() -> None:
     assert job["paths"]["ecmp"] == pytest.approx(ring, rel=0.06)
     assert tree < ring
     assert job["paths"]["tree_ecmp_p99"] >= job["paths"]["tree_ecmp"]
+    # A job keeps its hash draw: the headline states the 99th-percentile draw beside the mean.
+    assert job["roce_ecmp_p99"]["exposed_s"] >= job["roce_ecmp"]["exposed_s"]
+    assert any(line.startswith("static ECMP at the 99th-percentile hash draw") for line in job["headline"])
 
 
 @pytest.mark.parametrize(

@@ -115,10 +115,17 @@ def _print_simulation(sim: dict[str, Any], console: Console) -> None:
         "max load",
         "ideal",
         "factor",
+        "p99",
     )
     for r in sim["results"]:
         table.add_row(
-            r["pattern"], r["routing"], f"{r['flows']:,}", sig(r["max_util_mean"]), sig(r["ideal_util"]), f"x{sig(r['path_factor_mean'])}"
+            r["pattern"],
+            r["routing"],
+            f"{r['flows']:,}",
+            sig(r["max_util_mean"]),
+            sig(r["ideal_util"]),
+            f"x{sig(r['path_factor_mean'])}",
+            f"x{sig(r['path_factor_p99'])}",
         )
     console.print(table)
 

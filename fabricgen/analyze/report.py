@@ -154,14 +154,27 @@ def planned(fabric: Fabric, rj: ResolvedJob, paths: cmp.Paths) -> dict[str, Any]
     if rj.sharp:
         how += "; InfiniBand with SHARP, which RoCEv2 lacks"
     lines.append(f"RoCEv2 on this fabric reaches {span} of InfiniBand's all-reduce throughput at {sig(nic)}G ({how})")
+    unlucky = cmp.at(rj, "roce", line, (paths.ecmp_p99, paths.tree_ecmp_p99))
+    if fabric.transport == "roce":
+        lines.append(_unlucky_line(paths, unlucky))
     return {
         "headline": lines,
         "estimate": main,
         "infiniband": estimate_dict(ib),
         "roce_adaptive": estimate_dict(roce_ar),
         "roce_ecmp": estimate_dict(roce_ecmp),
+        "roce_ecmp_p99": estimate_dict(unlucky),
         "roce_share_of_infiniband": [_num(min(shares)), _num(max(shares))],
     }
+
+
+def _unlucky_line(paths: cmp.Paths, est: Estimate) -> str:
+    """Static ECMP at the 99th-percentile hash draw: a job keeps its draw for its life."""
+    exposed = f"exposes {seconds(est.exposed_s)} of a {seconds(est.step_s)} step" if est.exposed_s else "exposes nothing"
+    return (
+        f"static ECMP at the 99th-percentile hash draw (ring x{sig(paths.ecmp_p99)}, tree x{sig(paths.tree_ecmp_p99)}; "
+        f"mean x{sig(paths.ecmp)}, x{sig(paths.tree_ecmp)}): {est.verdict}, {exposed}"
+    )
 
 
 def assumptions(rj: ResolvedJob, est: Estimate) -> list[str]:
