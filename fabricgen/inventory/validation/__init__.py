@@ -20,8 +20,8 @@ from typing import Any
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import SourceMap
-from fabricgen.inventory.validation.addresses import check_addresses, check_gateway_users
-from fabricgen.inventory.validation.identity import check_identity, check_reserved_asns
+from fabricgen.inventory.validation.addresses import check_addresses, check_gateway_users, check_service_addresses
+from fabricgen.inventory.validation.identity import check_identity, check_public_asns, check_reserved_asns
 from fabricgen.inventory.validation.names import check_names
 from fabricgen.inventory.validation.settings import check_settings
 from fabricgen.inventory.validation.text import check_text
@@ -30,7 +30,7 @@ DocumentCheck = Callable[[dict[str, Any], SourceMap], list[Diagnostic]]
 PlanCheck = Callable[[Plan, dict[str, Any], SourceMap], Iterable[Diagnostic]]
 
 DOCUMENT_CHECKS: tuple[DocumentCheck, ...] = (check_addresses, check_identity, check_names, check_settings)
-PLAN_CHECKS: tuple[PlanCheck, ...] = (check_gateway_users, check_reserved_asns)
+PLAN_CHECKS: tuple[PlanCheck, ...] = (check_gateway_users, check_reserved_asns, check_public_asns, check_service_addresses)
 
 
 def check_raw(data: Any, source: SourceMap) -> list[Diagnostic]:

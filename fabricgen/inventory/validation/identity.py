@@ -13,15 +13,8 @@ from typing import Any
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import PathKey, SourceMap
-from fabricgen.inventory.validation.common import place
-
-RESERVED_ASNS = {
-    0: "AS 0 may not be used (RFC 7607)",
-    23456: "AS 23456 is AS_TRANS, which stands in for 4-byte ASNs in 2-byte sessions (RFC 6793)",
-    65535: "AS 65535 is reserved (RFC 7300)",
-}
-"""Reserved ASNs a device could get. 4294967295 (RFC 7300) is above the allowed range, which the
-schema and the plan's range check already refuse."""
+from fabricgen.inventory.validation.common import place, warning
+from fabricgen.inventory.validation.special import PRIVATE_ASNS, is_private_asn, reserved_asn
 
 _ASN_KEYS = {"spine": "spine_asn", "leaf": "leaf_asn", "superspine": "superspine_asn"}
 _TIERS = {"spine": "spines", "leaf": "leaves", "superspine": "superspines"}
@@ -56,12 +49,14 @@ def _repeats(items: Sequence[tuple[Hashable, PathKey]]) -> Iterator[tuple[Any, P
 
 
 def check_reserved_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    """No device may get a reserved ASN, pinned or derived from a tier's base."""
+    """No device may get a reserved ASN (special.py: RFC 7607, 6793, 5398, 7300, IANA reserved),
+    pinned or derived from a tier's base."""
     if plan.transport != "roce":  # InfiniBand switches speak no BGP
         return
     reported: set[PathKey] = set()
     for device in plan.devices:
-        if device.asn not in RESERVED_ASNS or device.role not in _ASN_KEYS:
+        why = reserved_asn(device.asn)
+        if not why or device.role not in _ASN_KEYS:
             continue
         pinned = _pinned_asn(doc, device.role, device.asn)
         path = pinned or ("bgp", _ASN_KEYS[device.role])
@@ -69,15 +64,37 @@ def check_reserved_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> I
             continue
         reported.add(path)
         if pinned:
-            yield source.diagnostic(path, f"{device.name}: ASN {device.asn} is reserved: {RESERVED_ASNS[device.asn]}")
+            yield source.diagnostic(path, f"{device.name}: ASN {device.asn} is reserved: {why}")
             continue
         pins = {node.get("asn") for node in doc.get(_TIERS[device.role], {}).get("nodes", [])}
         derived = [d.asn for d in plan.devices if d.role == device.role and d.asn not in pins]
         yield source.diagnostic(
             path,
             f"the {device.role} ASNs derived from {'.'.join(map(str, path))} run {min(derived)}-{max(derived)} and include {device.asn} "
-            f"({device.name}): {RESERVED_ASNS[device.asn]}",
+            f"({device.name}): {why}",
             hint=f"move {'.'.join(map(str, path))} so the range avoids it",
+        )
+
+
+def check_public_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
+    """A warning per inventory key whose ASNs (pinned, or derived from a tier's base) are public:
+    some operators use their own public ASNs on purpose, but a typo does the same (RFC 6996)."""
+    if plan.transport != "roce":
+        return
+    public: dict[PathKey, list[int]] = {}
+    for device in plan.devices:
+        if device.role not in _ASN_KEYS or is_private_asn(device.asn) or reserved_asn(device.asn):
+            continue
+        path = _pinned_asn(doc, device.role, device.asn) or ("bgp", _ASN_KEYS[device.role])
+        public.setdefault(path, []).append(device.asn)
+    ranges = " and ".join(f"{low}-{high}" for low, high in PRIVATE_ASNS)
+    for path, asns in sorted(public.items(), key=lambda item: source.locate(item[0])):
+        shown = str(asns[0]) if len(set(asns)) == 1 else f"{min(asns)}-{max(asns)}"
+        yield warning(
+            source,
+            path,
+            f"ASN {shown} is public, outside the private-use ranges {ranges} (RFC 6996)",
+            hint="fine if your organisation holds it; otherwise use a private ASN",
         )
 
 
