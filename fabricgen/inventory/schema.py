@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from fabricgen.core.catalog import DATA
 from fabricgen.core.counts import COUNT_PATTERN
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.units import (
@@ -29,6 +27,7 @@ from fabricgen.core.units import (
 from fabricgen.inventory.conforms import conforms
 from fabricgen.inventory.implicit import expected_types, read_as_meant
 from fabricgen.inventory.loader import PathKey, SourceMap, format_path
+from fabricgen.inventory.schemafile import checked_schema
 
 if TYPE_CHECKING:
     import jsonschema
@@ -75,9 +74,9 @@ REQUIRED_BECAUSE = {
 
 @cache
 def fabric_schema() -> dict[str, Any]:
-    text = (DATA / "fabric.schema.json").read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    """The schema the checks read: the published file, its platform enum from the registry,
+    `$ref`s inlined (see `schemafile`)."""
+    return checked_schema()
 
 
 def _describe(value: Any) -> str:

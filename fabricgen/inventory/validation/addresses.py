@@ -12,9 +12,8 @@ import ipaddress
 from typing import Any
 
 from fabricgen.core.diagnostics import Diagnostic
-from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import SourceMap
-from fabricgen.inventory.validation.common import place, warning
+from fabricgen.inventory.validation.common import warning
 from fabricgen.inventory.validation.special import PRIVATE_RANGES, is_private, special_range
 
 POOLS = ("loopbacks", "fabric", "servers", "management")
@@ -156,62 +155,6 @@ def _check_services(doc: dict[str, Any], pools: dict[str, ipaddress.IPv4Network]
                         source,
                         ("services", service, position),
                         f"{service} server {address} is inside the fabric pool addressing.{inside} ({pools[inside]}): the plan hands those addresses to switch and server ports",
-                    )
-                )
-    return found
-
-
-def check_gateway_users(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    """The management gateway (given, or the pool's first address) must not also be a switch's
-    management address, pinned or derived."""
-    addressing = doc.get("addressing") or {}
-    if "management" not in addressing:
-        return []
-    pool = ipaddress.IPv4Network(addressing["management"])
-    gateway = addressing.get("management_gateway") or str(pool.network_address + 1)
-    given = "management_gateway" in addressing
-    for device in plan.devices:
-        if device.management == gateway:
-            pinned = _pinned_management_path(doc, gateway)
-            path = pinned or ("addressing", "management_gateway" if given else "management")
-            gateway_place = (
-                place(source, ("addressing", "management_gateway"))
-                if given
-                else f"the pool's first address, {place(source, ('addressing', 'management'))}"
-            )
-            return [
-                source.diagnostic(
-                    path,
-                    f"{device.name}'s management address {gateway} is the management gateway ({gateway_place})",
-                    hint="pin another address, or set addressing.management_gateway",
-                )
-            ]
-    return []
-
-
-def _pinned_management_path(doc: dict[str, Any], address: str) -> tuple[str | int, ...] | None:
-    for key in ("spines", "leaves", "superspines"):
-        for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-            if node.get("management") == address:
-                return (key, "nodes", position, "management")
-    return None
-
-
-def check_service_addresses(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    """A warning for each NTP, syslog or DNS server whose address is a switch's own management
-    address (pinned or derived): the switch would ask itself."""
-    management = {device.management: device.name for device in plan.devices if device.management}
-    found = []
-    for service in ("ntp", "syslog", "dns"):
-        for position, text in enumerate(doc.get("services", {}).get(service, [])):
-            owner = management.get(text)
-            if owner is not None:
-                found.append(
-                    warning(
-                        source,
-                        ("services", service, position),
-                        f"{service} server {text} is {owner}'s own management address: the switch would ask itself",
-                        hint="list the server's address, not a switch's",
                     )
                 )
     return found

@@ -1,4 +1,4 @@
-"""Identity: each pinned node, subnet manager and partition once, and no reserved ASN.
+"""Identity: each pinned node, subnet manager and partition once.
 
 A list in YAML can name the same thing twice, and the expansion used to let the last entry win
 silently (a pinned leaf's loopback gone, the master subnet manager's config lost). Each second
@@ -7,17 +7,12 @@ entry is an error that names the first.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 from fabricgen.core.diagnostics import Diagnostic
-from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import PathKey, SourceMap
-from fabricgen.inventory.validation.common import place, warning
-from fabricgen.inventory.validation.special import PRIVATE_ASNS, is_private_asn, reserved_asn
-
-_ASN_KEYS = {"spine": "spine_asn", "leaf": "leaf_asn", "superspine": "superspine_asn"}
-_TIERS = {"spine": "spines", "leaf": "leaves", "superspine": "superspines"}
+from fabricgen.inventory.validation.common import place
 
 
 def check_identity(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
@@ -46,61 +41,3 @@ def _repeats(items: Sequence[tuple[Hashable, PathKey]]) -> Iterator[tuple[Any, P
         earlier = first.setdefault(value, path)
         if earlier != path:
             yield value, path, earlier
-
-
-def check_reserved_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    """No device may get a reserved ASN (special.py: RFC 7607, 6793, 5398, 7300, IANA reserved),
-    pinned or derived from a tier's base."""
-    if plan.transport != "roce":  # InfiniBand switches speak no BGP
-        return
-    reported: set[PathKey] = set()
-    for device in plan.devices:
-        why = reserved_asn(device.asn)
-        if not why or device.role not in _ASN_KEYS:
-            continue
-        pinned = _pinned_asn(doc, device.role, device.asn)
-        path = pinned or ("bgp", _ASN_KEYS[device.role])
-        if path in reported:
-            continue
-        reported.add(path)
-        if pinned:
-            yield source.diagnostic(path, f"{device.name}: ASN {device.asn} is reserved: {why}")
-            continue
-        pins = {node.get("asn") for node in doc.get(_TIERS[device.role], {}).get("nodes", [])}
-        derived = [d.asn for d in plan.devices if d.role == device.role and d.asn not in pins]
-        yield source.diagnostic(
-            path,
-            f"the {device.role} ASNs derived from {'.'.join(map(str, path))} run {min(derived)}-{max(derived)} and include {device.asn} "
-            f"({device.name}): {why}",
-            hint=f"move {'.'.join(map(str, path))} so the range avoids it",
-        )
-
-
-def check_public_asns(plan: Plan, doc: dict[str, Any], source: SourceMap) -> Iterable[Diagnostic]:
-    """A warning per inventory key whose ASNs (pinned, or derived from a tier's base) are public:
-    some operators use their own public ASNs on purpose, but a typo does the same (RFC 6996)."""
-    if plan.transport != "roce":
-        return
-    public: dict[PathKey, list[int]] = {}
-    for device in plan.devices:
-        if device.role not in _ASN_KEYS or is_private_asn(device.asn) or reserved_asn(device.asn):
-            continue
-        path = _pinned_asn(doc, device.role, device.asn) or ("bgp", _ASN_KEYS[device.role])
-        public.setdefault(path, []).append(device.asn)
-    ranges = " and ".join(f"{low}-{high}" for low, high in PRIVATE_ASNS)
-    for path, asns in sorted(public.items(), key=lambda item: source.locate(item[0])):
-        shown = str(asns[0]) if len(set(asns)) == 1 else f"{min(asns)}-{max(asns)}"
-        yield warning(
-            source,
-            path,
-            f"ASN {shown} is public, outside the private-use ranges {ranges} (RFC 6996)",
-            hint="fine if your organisation holds it; otherwise use a private ASN",
-        )
-
-
-def _pinned_asn(doc: dict[str, Any], role: str, asn: int) -> PathKey | None:
-    key = _TIERS[role]
-    for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-        if node.get("asn") == asn:
-            return (key, "nodes", position, "asn")
-    return None
