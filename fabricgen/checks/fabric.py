@@ -13,7 +13,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from fabricgen.checks.forwarding import check_load_balancing, check_traffic_classes
+from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
 from fabricgen.checks.mtu import check_mtu
 from fabricgen.checks.scale import check_rails, check_tier_asns
 from fabricgen.core.catalog import platforms
@@ -586,6 +586,7 @@ CHECKS: tuple[Check, ...] = (
     check_oversubscription,
     check_roce,
     check_traffic_classes,
+    check_strict_queues,
     check_load_balancing,
     check_mtu,
     check_asns,
