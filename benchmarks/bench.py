@@ -191,10 +191,8 @@ def floor_seconds(files: dict[str, str], folder: Path) -> tuple[float, float]:
 
 def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     """One size, in this (fresh) process: every stage timed separately."""
-    from fabricgen.checks.fabric import check_plan
+    from fabricgen.checks.registry import check_document, check_plan
     from fabricgen.inventory.loader import load_inventory
-    from fabricgen.inventory.schema import apply_defaults, validate_document
-    from fabricgen.inventory.validation import check_document, check_planned, check_raw
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
     from fabricgen.render.producers import RenderContext, render_files
@@ -212,15 +210,12 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         times: dict[str, float] = {}
         start = time.perf_counter()
         document = load_inventory(source)
-        problems = validate_document(document.data, document.source) + check_raw(document.data, document.source)
-        assert not problems, problems
-        doc = apply_defaults(document.data)
-        assert not [d for d in check_document(doc, document.source) if d.is_error]
+        doc, _ = check_document(document)  # raises FabricError on any error
         times["validate"] = time.perf_counter() - start
         start = time.perf_counter()
         inputs = inputs_of(doc, document.source)
         plan = build_plan(inputs)
-        findings = [d for d in check_plan(plan, inputs) + check_planned(plan, doc, document.source) if d.is_error]
+        findings = [d for d in check_plan(plan, inputs) if d.is_error]
         assert not findings, findings[:3]
         times["plan"] = time.perf_counter() - start
         start, cpu = time.perf_counter(), _cpu_seconds()

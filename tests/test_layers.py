@@ -1,6 +1,6 @@
 """The package's folders are its layers, and imports only go down.
 
-The types every layer reads (`core/`) and load/validate (`inventory/`) sit at the bottom, then
+The types every layer reads (`core/`, and the platform registry `platforms/`) and load/validate (`inventory/`) sit at the bottom, then
 `plan/`, then `checks/`, then `pipeline.py` (load -> validate -> plan -> check, the start of
 every command), then the producers and tools that read a plan (`render/`, `artifacts/`,
 `infiniband/`, `lab/`, `push/`, `analyze/`, `diffing/`), and on top the commands (`cli.py`,
@@ -19,7 +19,7 @@ import fabricgen
 
 PACKAGE = Path(fabricgen.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("fabricgen", "fabricgen.core"),
+    ("fabricgen", "fabricgen.core", "fabricgen.platforms"),
     ("fabricgen.inventory",),
     ("fabricgen.plan",),
     ("fabricgen.checks",),

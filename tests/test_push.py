@@ -1,4 +1,4 @@
-"""What a push may touch (fabricgen/data/ownership.yml), the staged config, the lockout pre-flight,
+"""What a push may touch (fabricgen/platforms/<os>/ownership.yml), the staged config, the lockout pre-flight,
 drift, the baseline post-checks, the rollout order and the rescue's message: plain Python, with
 realistic device lines of both platforms (tests/data/device-lines/)."""
 

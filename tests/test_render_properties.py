@@ -64,7 +64,7 @@ def _bytes(text: str) -> int:
 
 def expected_policy(policy: dict[str, Any]) -> RocePolicy:
     """What the configs must say, straight from the generated `roce:` section (MTU: the
-    platform's default from platforms.yml, since the section sets none)."""
+    platform's default from platform.yml, since the section sets none)."""
     ecn, watchdog = policy["ecn"], policy["pfc_watchdog"]
     roce_platforms = [name for name, p in platforms().items() if p.transport == "roce"]
     return RocePolicy(

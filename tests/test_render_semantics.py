@@ -152,7 +152,7 @@ def test_check_mtu_refuses_mismatched_ends_and_large_hosts() -> None:
 
 def test_check_mtu_refuses_equal_ends_above_the_platform_maximum_and_unknown_ports() -> None:
     """Ends that agree are still refused above their platform's maximum (EOS 9214, NX-OS 9216 in
-    data/platforms.yml), and a cable end naming no port of its switch has no MTU to agree with."""
+    platforms/<os>/platform.yml), and a cable end naming no port of its switch has no MTU to agree with."""
     inventory = ROOT / "inventories" / "pod-mixed"
     plan = load_and_plan(inventory).plan
     source = load_inventory(inventory, "fabric.yml").source

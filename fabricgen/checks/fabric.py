@@ -1,5 +1,5 @@
 """Semantic checks on a finished plan. Each check is a small function returning diagnostics
-that name the items involved; `check_plan` runs them all so every problem shows at once.
+that name the items involved; `checks/registry.py` runs them all so every problem shows at once.
 
 The checks read the plan (and the typed inputs with their source map, to point at the
 inventory key to change, e.g. a pinned `leaves.nodes[0].name`); they never modify anything. Each is linear in the size of the fabric.
@@ -11,19 +11,14 @@ import dataclasses
 import ipaddress
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
-from fabricgen.checks.mtu import check_mtu
-from fabricgen.checks.scale import check_rails, check_tier_asns
 from fabricgen.core.catalog import platforms
 from fabricgen.core.diagnostics import Diagnostic, Severity
 from fabricgen.core.model import SM_ROLE, Pin, Plan
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.allocate import ip_int
 from fabricgen.plan.inputs import Inputs, TierInput
-
-Check = Callable[[Plan, Inputs, SourceMap], Iterable[Diagnostic]]
 
 
 def _tier_of(inputs: Inputs, role: str) -> TierInput | None:
@@ -575,35 +570,3 @@ def _ib_qos(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnosti
             yield dataclasses.replace(found, severity=Severity.WARNING)
         elif ib.qos_sl2vl[part.sl] == 15:
             yield source.diagnostic(("partitions", position, "sl"), f"partition {part.name}: SL {part.sl} maps to VL15 (drop) in qos.sl2vl")
-
-
-STRUCTURAL_CHECKS: tuple[Check, ...] = (check_pools, check_ports)
-"""Root causes: when one of these fails, addresses spill into neighbouring blocks and the
-duplicate-address check would only repeat the same problem hundreds of times."""
-
-CHECKS: tuple[Check, ...] = (
-    check_names,
-    check_oversubscription,
-    check_roce,
-    check_traffic_classes,
-    check_strict_queues,
-    check_load_balancing,
-    check_mtu,
-    check_asns,
-    check_infiniband,
-    check_rails,
-    check_tier_asns,
-)
-
-
-def check_plan(plan: Plan, inputs: Inputs) -> list[Diagnostic]:
-    """Every check's findings; the duplicate check only when the structural ones pass."""
-    source = inputs.source
-    found: list[Diagnostic] = []
-    for check in STRUCTURAL_CHECKS:
-        found.extend(check(plan, inputs, source))
-    if not any(d.is_error for d in found):
-        found.extend(check_duplicates(plan, inputs, source))
-    for check in CHECKS:
-        found.extend(check(plan, inputs, source))
-    return found

@@ -128,7 +128,7 @@ class NicModel:
 
 @record
 class Platform:
-    """Facts about one operating system (from data/platforms.yml)."""
+    """Facts about one operating system (from platforms/<os>/platform.yml)."""
 
     name: str
     title: str

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from fabricgen.core.catalog import DATA
 from fabricgen.core.counts import COUNT_PATTERN
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.units import (
@@ -25,6 +23,7 @@ from fabricgen.core.units import (
 )
 from fabricgen.inventory.conforms import conforms
 from fabricgen.inventory.loader import PathKey, SourceMap, format_path
+from fabricgen.inventory.schemafile import checked_schema
 
 if TYPE_CHECKING:
     import jsonschema
@@ -70,9 +69,9 @@ REQUIRED_BECAUSE = {
 
 @cache
 def fabric_schema() -> dict[str, Any]:
-    text = (DATA / "fabric.schema.json").read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    """The schema the checks read: the published file, its platform enum from the registry,
+    `$ref`s inlined (see `schemafile`)."""
+    return checked_schema()
 
 
 def _describe(value: Any) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
+from fabricgen import platforms as registry
 from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox
 from fabricgen.core.catalog import catalog_data, platforms
 from fabricgen.core.model import Device, Interface, Plan
@@ -72,8 +73,8 @@ def _chosen_devices(plan: Plan, context: RenderContext) -> tuple[Device, ...]:
     env = environment(context.user_template_dirs)
     by_name = platforms()
     chosen = tuple(d for d in plan.devices if by_name[d.platform].transport == "roce" and context.selected(d))
-    for name in sorted({d.platform for d in chosen}):
-        env.get_template(f"{name}/device.j2")
+    for folder in sorted({registry.template_folder(d.platform) for d in chosen}):
+        env.get_template(f"{folder}/device.j2")
     return chosen
 
 
@@ -81,9 +82,10 @@ def _render_devices(shared: tuple[Plan, RenderContext, tuple[Device, ...]], star
     plan, context, chosen = shared
     env = environment(context.user_template_dirs)
     by_name = platforms()
+    folders = {name: registry.template_folder(name) for name in by_name}
     files = {}
     for device in chosen[start:stop]:
-        template = env.get_template(f"{device.platform}/device.j2")
+        template = env.get_template(f"{folders[device.platform]}/device.j2")
         qos = plan.roce.profiles.get(device.platform) if plan.roce else None
         text = template.render(device=device, plan=plan, platform=by_name[device.platform], roce=plan.roce, qos=qos)
         files[f"configs/{device.name}.cfg"] = tidy(text)

@@ -12,9 +12,8 @@ import ipaddress
 from typing import Any
 
 from fabricgen.core.diagnostics import Diagnostic
-from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import SourceMap
-from fabricgen.inventory.validation.common import place, warning
+from fabricgen.inventory.validation.common import warning
 
 POOLS = ("loopbacks", "fabric", "servers", "management")
 FABRIC_POOLS = ("loopbacks", "fabric", "servers")
@@ -131,39 +130,3 @@ def _check_services(doc: dict[str, Any], pools: dict[str, ipaddress.IPv4Network]
                     )
                 )
     return found
-
-
-def check_gateway_users(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    """The management gateway (given, or the pool's first address) must not also be a switch's
-    management address, pinned or derived."""
-    addressing = doc.get("addressing") or {}
-    if "management" not in addressing:
-        return []
-    pool = ipaddress.IPv4Network(addressing["management"])
-    gateway = addressing.get("management_gateway") or str(pool.network_address + 1)
-    given = "management_gateway" in addressing
-    for device in plan.devices:
-        if device.management == gateway:
-            pinned = _pinned_management_path(doc, gateway)
-            path = pinned or ("addressing", "management_gateway" if given else "management")
-            gateway_place = (
-                place(source, ("addressing", "management_gateway"))
-                if given
-                else f"the pool's first address, {place(source, ('addressing', 'management'))}"
-            )
-            return [
-                source.diagnostic(
-                    path,
-                    f"{device.name}'s management address {gateway} is the management gateway ({gateway_place})",
-                    hint="pin another address, or set addressing.management_gateway",
-                )
-            ]
-    return []
-
-
-def _pinned_management_path(doc: dict[str, Any], address: str) -> tuple[str | int, ...] | None:
-    for key in ("spines", "leaves", "superspines"):
-        for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-            if node.get("management") == address:
-                return (key, "nodes", position, "management")
-    return None

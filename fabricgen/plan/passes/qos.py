@@ -2,7 +2,7 @@
 
 One `RocePolicy` for the fabric and one `QosProfile` per RoCE platform: which egress queues
 its configuration lists, their names and scheduler shares. Queue naming conventions are
-platform data (`data/platforms.yml: qos`); the templates only print the profile.
+platform data (`platforms/<os>/platform.yml: qos`); the templates only print the profile.
 """
 
 from __future__ import annotations
