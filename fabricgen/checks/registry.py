@@ -25,7 +25,7 @@ from fabricgen.checks.fabric import (
     check_ports,
     check_roce,
 )
-from fabricgen.checks.forwarding import check_load_balancing, check_traffic_classes
+from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
 from fabricgen.checks.mtu import check_mtu
 from fabricgen.checks.reserved import check_gateway_users, check_public_asns, check_reserved_asns, check_service_addresses
 from fabricgen.checks.scale import check_rails, check_tier_asns
@@ -77,6 +77,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("oversubscription", check_oversubscription),
     PlanCheck("roce", check_roce),
     PlanCheck("traffic classes", check_traffic_classes),
+    PlanCheck("strict queues", check_strict_queues),
     PlanCheck("load balancing", check_load_balancing),
     PlanCheck("mtu", check_mtu),
     PlanCheck("asns", check_asns),
