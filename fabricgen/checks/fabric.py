@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from fabricgen.core.catalog import platforms
 from fabricgen.core.diagnostics import Diagnostic, Severity
 from fabricgen.core.model import SM_ROLE, Pin, Plan
+from fabricgen.core.units import format_ratio, format_size
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.allocate import ip_int
 from fabricgen.plan.inputs import Inputs, TierInput
@@ -254,14 +255,17 @@ def check_oversubscription(plan: Plan, inputs: Inputs, source: SourceMap) -> Ite
             below, above = ("leaves", "super-spines") if item.device in spines else ("servers", "spines")
             groups[(item.downlink_gbps, item.uplink_gbps, below, above)].append(item.device)
     path = _first_path(source, ("oversubscription", "max_ratio"), ("servers", "per_leaf"))
+    allowed = format_ratio(plan.max_oversubscription)
     for (down, up, below, above), devices in sorted(groups.items()):
-        names = _names(devices)
-        ratio = f"{down / up:.2f}:1" if up else "with no uplinks"
-        yield source.diagnostic(
-            path,
-            f"{names} {'is' if len(devices) == 1 else 'are'} oversubscribed {ratio} ({down}G to {below}, {up}G to {above}); allowed {plan.max_oversubscription:g}:1",
-            hint="add spines or parallel uplinks, or attach fewer servers per leaf",
-        )
+        names, verb = _names(devices), "is" if len(devices) == 1 else "are"
+        bandwidth = f"{down}G to {below}, {up}G to {above}"
+        if not up:
+            message = f"{names} {verb} without uplinks ({bandwidth}): every byte to {above} is blocked; allowed {allowed}"
+        elif down > up:
+            message = f"{names} {verb} oversubscribed {format_ratio(down / up)} ({bandwidth}); allowed {allowed}"
+        else:  # not oversubscribed, but above a limit below 1:1
+            message = f"{names} {'has' if len(devices) == 1 else 'have'} downlink:uplink {format_ratio(down / up)} ({bandwidth}), above the allowed {allowed}"
+        yield source.diagnostic(path, message, hint="add spines or parallel uplinks, or attach fewer servers per leaf")
 
 
 def check_roce(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
@@ -271,7 +275,7 @@ def check_roce(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagno
     if roce.ecn_enabled and roce.ecn_min_bytes >= roce.ecn_max_bytes:
         yield source.diagnostic(
             ("roce", "ecn", "min"),
-            f"ECN minimum threshold ({roce.ecn_min_bytes} bytes) must be below the maximum ({roce.ecn_max_bytes} bytes)",
+            f"ECN minimum threshold ({format_size(roce.ecn_min_bytes)}) must be below the maximum ({format_size(roce.ecn_max_bytes)})",
         )
     if roce.no_drop_priority == 0:
         yield source.diagnostic(

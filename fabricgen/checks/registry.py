@@ -25,9 +25,9 @@ from fabricgen.checks.fabric import (
     check_ports,
     check_roce,
 )
-from fabricgen.checks.forwarding import check_load_balancing, check_traffic_classes
+from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
 from fabricgen.checks.mtu import check_mtu
-from fabricgen.checks.reserved import check_gateway_users, check_reserved_asns
+from fabricgen.checks.reserved import check_gateway_users, check_public_asns, check_reserved_asns, check_service_addresses
 from fabricgen.checks.scale import check_rails, check_tier_asns
 from fabricgen.core.diagnostics import Diagnostic, raise_if_errors
 from fabricgen.core.model import Plan
@@ -77,6 +77,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("oversubscription", check_oversubscription),
     PlanCheck("roce", check_roce),
     PlanCheck("traffic classes", check_traffic_classes),
+    PlanCheck("strict queues", check_strict_queues),
     PlanCheck("load balancing", check_load_balancing),
     PlanCheck("mtu", check_mtu),
     PlanCheck("asns", check_asns),
@@ -85,6 +86,8 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("tier asns", check_tier_asns),
     PlanCheck("management gateway", check_gateway_users),
     PlanCheck("reserved asns", check_reserved_asns),
+    PlanCheck("public asns", check_public_asns),
+    PlanCheck("service addresses", check_service_addresses),
 )
 """On the finished plan, in this order."""
 

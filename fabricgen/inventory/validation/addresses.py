@@ -14,6 +14,7 @@ from typing import Any
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.validation.common import warning
+from fabricgen.inventory.validation.special import PRIVATE_RANGES, is_private, special_range
 
 POOLS = ("loopbacks", "fabric", "servers", "management")
 FABRIC_POOLS = ("loopbacks", "fabric", "servers")
@@ -67,6 +68,7 @@ def check_addresses(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
                 found.append(source.diagnostic(("addressing", name), problem, hint=hint))
             else:
                 pools[name] = ipaddress.IPv4Network(addressing[name])
+                found += _check_pool_range(name, pools[name], source)
     transport = doc["fabric"].get("transport", "roce")
     if transport == "roce" and doc.get("servers", {}).get("per_leaf", 0) and "servers" not in addressing and "addressing" in doc:
         found.append(
@@ -81,6 +83,32 @@ def check_addresses(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
     found += _check_pinned_management(doc, pools.get("management"), source)
     found += _check_services(doc, pools, source)
     return found
+
+
+def _check_pool_range(name: str, pool: ipaddress.IPv4Network, source: SourceMap) -> list[Diagnostic]:
+    """A pool in a special-purpose range (special.py) is refused with the range's name; a public
+    pool is a warning, since some operators address their fabric from their own public space."""
+    path = ("addressing", name)
+    special = special_range(pool)
+    if special:
+        return [
+            source.diagnostic(
+                path,
+                f"{pool} overlaps the special-purpose range {special}",
+                hint="use private space: 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16",
+            )
+        ]
+    if not is_private(pool):
+        private = ", ".join(f"{prefix}" for prefix, _ in PRIVATE_RANGES)
+        return [
+            warning(
+                source,
+                path,
+                f"{pool} is public address space, outside the private-use ranges {private} (RFC 1918, RFC 6598)",
+                hint="fine if your organisation holds it; otherwise use private space",
+            )
+        ]
+    return []
 
 
 def _check_gateway(addressing: dict[str, Any], pool: ipaddress.IPv4Network | None, source: SourceMap) -> list[Diagnostic]:
