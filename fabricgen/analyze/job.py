@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabricgen.analyze.costmodel import Job, Network
-from fabricgen.analyze.topology import Fabric, Placement, TopologyError, place
+from fabricgen.analyze.topology import Fabric, Placement, place
+from fabricgen.checks.jobs import placement_problems
 from fabricgen.core.counts import parse_count
-from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.diagnostics import Diagnostic, FabricError, Severity
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.schema import apply_defaults
 
@@ -173,13 +174,12 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
     except ValueError as exc:
         problem("params", str(exc))
         params = tokens = 1.0
-    placement = None
-    try:
-        placement = place(fabric, gpus, gps)
-    except TopologyError as exc:
-        problem("gpus", str(exc))
-    if problems or placement is None:
+    for misfit in placement_problems(gpus, gps, fabric.servers, int(fabric.server_nics.min())):
+        if misfit.severity is Severity.ERROR:  # shared NICs are modelled (a warning at validate)
+            problem(misfit.key, misfit.message)
+    if problems:
         raise FabricError(problems)
+    placement = place(fabric, gpus, gps)
     job = Job(
         name=name,
         params=params,
