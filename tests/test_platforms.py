@@ -5,8 +5,12 @@ as one folder and a fabric renders with it."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +202,76 @@ def test_an_unknown_platform_is_refused_at_its_key(tmp_path: Path) -> None:
         load_and_plan(_toy_inventory(tmp_path, "toy"))
     messages = [d.format() for d in caught.value.diagnostics]
     assert any("spines.platform: expected one of eos, infiniband, nxos; got 'toy'" in m for m in messages), messages
+
+
+# --- Ansible group variables from the registry ----------------------------------------------------
+
+
+def _vars_plugin() -> Any:
+    pytest.importorskip("ansible")
+    spec = importlib.util.spec_from_file_location(
+        "fabricgen_platforms_vars", ROOT / "playbooks" / "vars_plugins" / "fabricgen_platforms.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _group_vars(group: str, path: Path) -> dict[str, Any]:
+    from ansible.inventory.group import Group
+
+    found: dict[str, Any] = _vars_plugin().VarsModule().get_vars(None, str(path), [Group(group), Group("spines")])
+    return found
+
+
+def test_each_platform_group_gets_its_connection_and_role() -> None:
+    """What playbooks/group_vars/eos.yml and nxos.yml said, now from the platform folders."""
+    eos, nxos = _group_vars("eos", ROOT / "playbooks"), _group_vars("nxos", ROOT / "playbooks")
+    assert (eos["fabricgen_deploy_role"], eos["ansible_connection"], eos["ansible_network_os"]) == (
+        "eos_deploy",
+        "ansible.netcommon.httpapi",
+        "arista.eos.eos",
+    )
+    assert (eos["ansible_become"], eos["ansible_become_method"], eos["ansible_httpapi_validate_certs"]) == (True, "enable", True)
+    assert "FABRICGEN_EOS_OVERLAY" in eos["fabricgen_overlay"]
+    from ansible.template import is_trusted_as_template
+
+    assert is_trusted_as_template(eos["fabricgen_overlay"])  # templated, as a group_vars file's value is
+    assert (nxos["fabricgen_deploy_role"], nxos["ansible_network_os"], nxos["ansible_httpapi_use_ssl"]) == (
+        "nxos_deploy",
+        "cisco.nxos.nxos",
+        True,
+    )
+    assert "ansible_become" not in nxos and "FABRICGEN_NXOS_OVERLAY" in nxos["fabricgen_overlay"]
+    assert _group_vars("eos", ROOT / "inventories") == {}  # only at the playbooks' group_vars precedence
+
+
+def test_a_child_platform_group_gets_its_parents_variables(extra_platforms: Path) -> None:
+    _platform(extra_platforms, "toy", "parent: eos\nfacts:\n  ansible_network_os: toy.os.os\n")
+    toy = _group_vars("toy", ROOT / "playbooks")
+    assert toy == {**_group_vars("eos", ROOT / "playbooks"), "ansible_network_os": "toy.os.os"}
+
+
+def test_ansible_reads_the_group_variables_through_the_plugin(tmp_path: Path) -> None:
+    """ansible-inventory with the playbooks folder: the rendered inventory's hosts get their
+    platform's variables (the plugin is found and run by Ansible itself)."""
+    binary = Path(sys.executable).parent / "ansible-inventory"
+    if not binary.exists():
+        pytest.skip("needs the deploy extra (ansible)")
+    plan = load_and_plan(ROOT / "inventories" / "pod-mixed").plan
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text(render_files(plan, RenderContext())["ansible/hosts.yml"], encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env.update({"ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_HOME": str(tmp_path / "ansible-home")})
+    seen = {}
+    for host in ("pod2-spine01", "pod2-leaf01"):  # an EOS spine and an NX-OS leaf
+        command = [str(binary), "-i", str(hosts), "--playbook-dir", str(ROOT / "playbooks"), "--host", host]
+        result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert result.returncode == 0, result.stderr
+        seen[host] = json.loads(result.stdout)
+    assert (seen["pod2-spine01"]["fabricgen_deploy_role"], seen["pod2-spine01"]["ansible_connection"]) == (
+        "eos_deploy",
+        "ansible.netcommon.httpapi",
+    )
+    assert (seen["pod2-leaf01"]["fabricgen_deploy_role"], seen["pod2-leaf01"]["ansible_network_os"]) == ("nxos_deploy", "cisco.nxos.nxos")

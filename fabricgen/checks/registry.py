@@ -25,7 +25,7 @@ from fabricgen.checks.fabric import (
     check_ports,
     check_roce,
 )
-from fabricgen.checks.forwarding import check_load_balancing, check_traffic_classes
+from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
 from fabricgen.checks.jobs import check_jobs
 from fabricgen.checks.mtu import check_mtu
 from fabricgen.checks.reserved import check_gateway_users, check_public_asns, check_reserved_asns, check_service_addresses
@@ -78,6 +78,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("oversubscription", check_oversubscription),
     PlanCheck("roce", check_roce),
     PlanCheck("traffic classes", check_traffic_classes),
+    PlanCheck("strict queues", check_strict_queues),
     PlanCheck("load balancing", check_load_balancing),
     PlanCheck("mtu", check_mtu),
     PlanCheck("asns", check_asns),

@@ -132,3 +132,18 @@ def template_folder(name: str) -> str:
     """The folder under templates/ whose `device.j2` renders this platform's switches (a child
     platform renders with its parent's unless it names its own)."""
     return str(entry(name)["templates"])
+
+
+def ansible_group_vars() -> dict[str, dict[str, Any]]:
+    """Inventory group -> what every host in it gets: the platform's `ansible.group_vars` and its
+    `ansible_network_os`. The group is the platform's name: `ansible/hosts.yml` groups the
+    switches by platform. playbooks/vars_plugins/ hands this to the playbooks."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, data in registry().items():
+        variables = dict(data.get("ansible", {}).get("group_vars") or {})
+        network_os = data.get("facts", {}).get("ansible_network_os")
+        if network_os:
+            variables["ansible_network_os"] = network_os
+        if variables:
+            found[name] = variables
+    return found
