@@ -18,7 +18,7 @@ from fabricgen.core.model import Device, Interface, Plan
 from fabricgen.infiniband.render import opensm_files
 from fabricgen.render.context import Producer as Producer
 from fabricgen.render.context import RenderContext as RenderContext  # re-exported: producers and commands import it from here too
-from fabricgen.render.parallel import fan_out, run_units, slices
+from fabricgen.render.parallel import run_each, slices
 from fabricgen.render.serialize import device_fragments, fabric_fragment, plan_fragments, split_fragments
 from fabricgen.render.templating import environment
 from fabricgen.render.yamlemit import block_scalar, plain_texts, yaml_text
@@ -60,11 +60,10 @@ _LEFTOVER = re.compile(r"\{\{|\{%|\bNone\b")
 
 
 def device_configs(plan: Plan, context: RenderContext) -> dict[str, str]:
-    """`configs/<device>.cfg`: the full startup config of every Ethernet switch.
-
-    Templates are compiled here, before any fork, so `-j` workers inherit them compiled."""
+    """`configs/<device>.cfg`: the full startup config of every Ethernet switch, in this process
+    (`render_files` and `render` spread the configs over `-j` processes in slices)."""
     chosen = _chosen_devices(plan, context)
-    return fan_out(_render_devices, (plan, context, chosen), len(chosen), context.jobs)
+    return _render_devices((plan, context, chosen), 0, len(chosen))
 
 
 def _chosen_devices(plan: Plan, context: RenderContext) -> tuple[Device, ...]:
@@ -284,8 +283,11 @@ def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str,
 
 def _render_parallel(plan: Plan, context: RenderContext, producers: tuple[Producer, ...]) -> dict[str, str]:
     units = render_units(plan, context, producers, pieces=context.jobs * 2)
-    local = [unit.render for unit in units if unit.large]
-    return run_units([unit.render for unit in units if not unit.large], context.jobs, local)
+    ordered = [unit.render for unit in units if unit.large] + [unit.render for unit in units if not unit.large]
+    files: dict[str, str] = {}
+    for result in run_each(ordered, context.jobs, local=sum(unit.large for unit in units)):
+        files.update(result)
+    return files
 
 
 class RenderUnit(NamedTuple):
