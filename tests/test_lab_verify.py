@@ -168,7 +168,7 @@ def test_pod_rail_passes() -> None:
 def test_pod_mixed_passes_at_the_mtu_both_platforms_carry() -> None:
     """pod-mixed: EOS spines (9214) and NX-OS leaves (9216). The plan runs every cable at the
     largest MTU both ends support and the hosts at the smallest fabric MTU (9214, from
-    fabricgen/data/platforms.yml mtu_default), so DF pings at the host MTU cross every spine.
+    fabricgen/platforms/<os>/platform.yml mtu_default), so DF pings at the host MTU cross every spine.
     Before MTU was planned per link, this check failed on all 256 leaf-spine cables."""
     report = _verified(_plan(EXAMPLES / "pod-mixed"), ["bgp", "bfd", "lldp", "ecmp", "advertised", "mtu"])
     assert report.passed, report.as_text()

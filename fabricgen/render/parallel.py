@@ -4,7 +4,7 @@ Workers are forked, so they share the parent's plan and its already compiled tem
 without pickling either. `run_each` runs units in this process and N - 1 workers that each
 take the next unit left; results come back in unit order, so the output does not depend on N.
 `render` (fabricgen.render.stream) keeps the results small: each unit writes its own files.
-`render_files` gets the rendered text back, except from the units it keeps in this process
+`producers.render_files` gets the rendered text back, except from the units it keeps in this process
 (`local`: the plan fragments, too large to send back cheaply). Where fork is unavailable the
 work runs in this process (same output, one core).
 """
