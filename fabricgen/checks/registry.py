@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from fabricgen.checks.experts import check_experts
 from fabricgen.checks.fabric import (
     check_asns,
     check_duplicates,
@@ -90,6 +91,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("public asns", check_public_asns),
     PlanCheck("service addresses", check_service_addresses),
     PlanCheck("jobs", check_jobs),
+    PlanCheck("experts", check_experts),
 )
 """On the finished plan, in this order."""
 
