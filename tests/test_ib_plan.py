@@ -116,11 +116,55 @@ def test_duplicate_pkey_and_guid(tmp_path: Path) -> None:
     assert any("P_Key 0x0001 of partition 'b' is used by another partition" in m for m in found)
 
 
-def test_leaf_not_one_to_one_and_sm_port_taken(tmp_path: Path) -> None:
-    text = BASE.replace("per_leaf: 4,", "per_leaf: 6,") + "subnet_managers: [{host: sm-a, leaf: t-leaf1, port: 3}]\n"
+def test_sm_port_taken(tmp_path: Path) -> None:
+    text = BASE + "subnet_managers: [{host: sm-a, leaf: t-leaf1, port: 3}]\n"
     found = errors(tmp_path, text)
-    assert any("t-leaf1 has 7 host ports (servers and SM hosts) but 6 uplinks: not 1:1" in m for m in found)
     assert any("subnet manager sm-a: port 3 of t-leaf1 is taken by a server or an uplink" in m for m in found)
+
+
+NDR200 = """\
+fabric: {name: t, transport: infiniband}
+spines: {count: 2, model: nvidia-qm9700, name: "t-spine{index}"}
+leaves: {count: 2, model: nvidia-qm9700, name: "t-leaf{index}"}
+uplinks: {per_spine: 16}
+servers: {per_leaf: 64, speed: 200G, nic: nvidia-connectx-7-osfp, name: "t-gpu{leaf_index}{index:02d}"}
+subnet_managers: [{host: t-gpu101}]
+"""
+
+
+def test_ndr200_split_hosts_under_ndr_uplinks_are_one_to_one(tmp_path: Path) -> None:
+    """64 x 200G = 12,800 Gb/s down, 32 x 400G = 12,800 Gb/s up: 1:1 by bandwidth, 2 ports per uplink."""
+    checked = load_and_plan(write_inventory(tmp_path, NDR200))
+    leaf = checked.plan.device("t-leaf1")
+    assert sum(i.speed for i in leaf.interfaces if i.role == "server") == 64 * 200
+    assert sum(i.speed for i in leaf.interfaces if i.role == "uplink") == 32 * 400
+    assert not [d for d in checked.warnings if "per uplink" in d.message]
+
+
+def test_sm_hosts_do_not_count_toward_one_to_one(tmp_path: Path) -> None:
+    """6 servers on 6 uplinks plus a dedicated SM host: the SM is not compute bandwidth."""
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 6,") + "subnet_managers: [{host: sm-a, leaf: t-leaf1}]\n"
+    checked = load_and_plan(write_inventory(tmp_path, text))
+    ib = checked.plan.infiniband
+    assert ib is not None
+    assert [(sm.leaf, sm.leaf_port) for sm in ib.subnet_managers] == [("t-leaf1", 34)]  # 35-40 are the uplinks
+    assert not [d for d in checked.warnings if "per uplink" in d.message]
+
+
+def test_oversubscribed_by_bandwidth(tmp_path: Path) -> None:
+    found = errors(tmp_path, BASE.replace("per_leaf: 4,", "per_leaf: 7,"))
+    # 7 x 200G = 1,400G to servers over 2 spines x 3 x 200G = 1,200G up.
+    assert any("oversubscribed 1.17:1 (1400G to servers, 1200G to spines)" in m for m in found)
+    assert not any("not 1:1" in m for m in found)
+
+
+def test_non_whole_ports_per_uplink_warned_once(tmp_path: Path) -> None:
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 9,") + "oversubscription: {max_ratio: 2}\n"
+    checked = load_and_plan(write_inventory(tmp_path, text))
+    balance = [d.format() for d in checked.warnings if "per uplink" in d.message]
+    assert len(balance) == 1
+    assert "2 leaf/leaves carry a non-whole number of compute ports per uplink" in balance[0]
+    assert "t-leaf1 (9 compute ports / 6 uplinks = 1.50)" in balance[0]
 
 
 def test_spine_radix(tmp_path: Path) -> None:
