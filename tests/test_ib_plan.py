@@ -59,8 +59,27 @@ def test_placeholder_guids_are_unique_and_stable_under_growth(tmp_path: Path) ->
 def test_multi_port_hcas_do_not_collide(tmp_path: Path) -> None:
     text = BASE.replace("uplinks: {per_spine: 3}", "uplinks: {per_spine: 9}").replace("per_leaf: 4,", "per_leaf: 1, ports_per_server: 16,")
     plan = load_and_plan(write_inventory(tmp_path, text)).plan
-    guids = [n.port_guid for s in plan.servers for n in s.nics] + [s.node_guid for s in plan.servers]
-    assert len(set(guids)) == len(guids) == 34
+    # 2 servers x 16 adapters, each with a node GUID and a port GUID.
+    guids = [g for s in plan.servers for n in s.nics for g in (n.node_guid, n.port_guid)]
+    assert len(set(guids)) == len(guids) == 64
+
+
+def test_every_nic_is_its_own_hca(tmp_path: Path) -> None:
+    """An HGX server's 8 ConnectX-7s are 8 HCAs: 8 node GUIDs, 8 node-name-map lines "<host> mlx5_N"."""
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 1, ports_per_server: 8,").replace("per_spine: 3", "per_spine: 4")
+    checked = load_and_plan(write_inventory(tmp_path, text + "subnet_managers: [{host: t-gpu11, guid: '0x02fab00030008027'}]\n"))
+    plan, ib = checked.plan, checked.plan.infiniband
+    assert ib is not None
+    gpu = next(s for s in plan.servers if s.name == "t-gpu11")
+    # Placeholder base of leaf 1 server 1: prefix | 3 << 28 | (1 x 1024 + 1) << 5 = 0x02fab00030008020.
+    assert [(n.node_guid, n.port_guid) for n in gpu.nics] == [
+        (f"0x{0x02FAB00030008020 + 2 * k:016x}", f"0x{0x02FAB00030008021 + 2 * k:016x}") for k in range(8)
+    ]
+    names = {n.guid: n.name for n in ib.node_names}
+    assert [names[n.node_guid] for n in gpu.nics] == [f"t-gpu11 mlx5_{k}" for k in range(8)]
+    # The SM on the server's 4th adapter: its node GUID is that adapter's.
+    assert (ib.subnet_managers[0].port_guid, ib.subnet_managers[0].node_guid) == ("0x02fab00030008027", "0x02fab00030008026")
+    assert any("GUIDs of 4 switch, 16 server HCA node(s) are placeholders" in d.message for d in checked.warnings)
 
 
 def test_guid_pins_replace_placeholders(tmp_path: Path) -> None:
@@ -77,7 +96,7 @@ def test_guid_pins_replace_placeholders(tmp_path: Path) -> None:
     assert plan.device("t-spine1").guid == "0xb8cef60300000001"
     assert not plan.device("t-spine1").guid_is_placeholder
     gpu = next(s for s in plan.servers if s.name == "t-gpu11")
-    assert (gpu.node_guid, gpu.nics[0].port_guid) == ("0xb8cef60300001000", "0xb8cef60300001000")
+    assert (gpu.nics[0].node_guid, gpu.nics[0].port_guid) == ("0xb8cef60300001000", "0xb8cef60300001000")
     assert plan.infiniband is not None
     assert "t-gpu11" not in plan.infiniband.placeholder_hosts
     assert "t-gpu12" in plan.infiniband.placeholder_hosts

@@ -158,10 +158,10 @@ def _ib_guids(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnos
     for device in plan.devices:
         owners[device.guid].append(device.name)
     for server in plan.servers:
-        owners[server.node_guid].append(server.name)
-        for nic in server.nics:
-            if nic.port_guid != server.node_guid:
-                owners[nic.port_guid].append(f"{server.name} port {nic.nic}")
+        for nic in server.nics:  # every NIC is its own adapter (HCA) with its own node GUID
+            owners[nic.node_guid].append(f"{server.name} {nic.device}")
+            if nic.port_guid != nic.node_guid:
+                owners[nic.port_guid].append(f"{server.name} {nic.device} port 1")
     for sm in ib.subnet_managers:
         if not sm.server:
             owners[sm.node_guid].append(sm.host)
