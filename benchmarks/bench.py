@@ -8,7 +8,7 @@ belongs to that size alone and no cache warmed by a smaller size helps a larger 
   3t-<P>    3 tiers, P pods x (32 leaves + 32 spines) under 32 planes of 32 super-spines,
             all 64 x 400G switches, 1:1 on every tier; 3t-64 = 5,120 switches, 65,536 GPU ports
 
-Render and write are one stage, timed as `fabricgen render` runs it (fabricgen.render.stream):
+Render and write are one stage, timed as `fabricgen render` runs it (`producers.write_rendered`):
 each render unit compares and stages its own files in whichever process runs it.
 
 The floor: in the same process, after the pipeline, the texts are rendered once more (untimed,
@@ -25,7 +25,7 @@ sharing them: the memory the run holds) and summed RSS (shared pages counted in 
 an upper bound).
 
 After the full render the benchmark pins one leaf's ASN (a one-leaf change), renders again
-into the same folder and reports the time and how many files were rewritten (write.py keeps
+into the same folder and reports the time and how many files were rewritten (render/write.py keeps
 unchanged files as they are). Timings are wall-clock seconds on this machine; nothing here is
 asserted by the test suite (no timed tests).
 """
@@ -191,14 +191,12 @@ def floor_seconds(files: dict[str, str], folder: Path) -> tuple[float, float]:
 
 def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     """One size, in this (fresh) process: every stage timed separately."""
-    from fabricgen.checks.fabric import check_plan
+    from fabricgen.checks.registry import check_document, check_plan
     from fabricgen.inventory.loader import load_inventory
-    from fabricgen.inventory.schema import apply_defaults, validate_document
-    from fabricgen.inventory.validation import check_document, check_planned, check_raw
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.render.producers import RenderContext, render_files
-    from fabricgen.render.stream import write_rendered
+    from fabricgen.producers import render_files, write_rendered
+    from fabricgen.render.context import RenderContext
 
     gc.disable()  # as `fabricgen` does for each command (cli.pause_garbage_collector)
     source = work / "fabric.yml"
@@ -212,15 +210,12 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
         times: dict[str, float] = {}
         start = time.perf_counter()
         document = load_inventory(source)
-        problems = validate_document(document.data, document.source) + check_raw(document.data, document.source)
-        assert not problems, problems
-        doc = apply_defaults(document.data)
-        assert not [d for d in check_document(doc, document.source) if d.is_error]
+        doc, _ = check_document(document)  # raises FabricError on any error
         times["validate"] = time.perf_counter() - start
         start = time.perf_counter()
         inputs = inputs_of(doc, document.source)
         plan = build_plan(inputs)
-        findings = [d for d in check_plan(plan, inputs) + check_planned(plan, doc, document.source) if d.is_error]
+        findings = [d for d in check_plan(plan, inputs) if d.is_error]
         assert not findings, findings[:3]
         times["plan"] = time.perf_counter() - start
         start, cpu = time.perf_counter(), _cpu_seconds()

@@ -150,20 +150,18 @@ def run_fabricgen(out: Path) -> dict[str, float]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench
 
-    from fabricgen.checks.fabric import check_plan
+    from fabricgen.checks.registry import check_document, check_plan
     from fabricgen.inventory.loader import load_inventory
-    from fabricgen.inventory.schema import apply_defaults, validate_document
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.render.producers import RenderContext
-    from fabricgen.render.stream import write_rendered
+    from fabricgen.producers import write_rendered
+    from fabricgen.render.context import RenderContext
 
     start = time.perf_counter()
     source = out.parent / "fabric.yml"
     source.write_text(bench.inventory("2t-96"), encoding="utf-8")
     document = load_inventory(source)
-    assert not validate_document(document.data, document.source)
-    doc = apply_defaults(document.data)
+    doc, _ = check_document(document)
     inputs = inputs_of(doc, document.source)
     plan = build_plan(inputs)
     assert not [d for d in check_plan(plan, inputs) if d.is_error]

@@ -13,6 +13,7 @@ from typing import Any
 import click
 import pytest
 
+from fabricgen.inventory.schemafile import inlined
 from tests.conftest import ROOT
 
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -47,8 +48,8 @@ def undocumented(schema: dict[str, Any], text: str) -> list[str]:
 
 
 def _schema() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads((ROOT / "schemas" / "fabric.schema.json").read_text(encoding="utf-8"))
-    return schema
+    """The published file with its shared `$defs` inlined: every key where an inventory writes it."""
+    return inlined(json.loads((ROOT / "schemas" / "fabric.schema.json").read_text(encoding="utf-8")))
 
 
 def test_every_schema_key_is_in_the_inventory_reference() -> None:
@@ -66,7 +67,7 @@ def test_the_reference_check_catches_a_missing_key(key: str) -> None:
 def test_packaged_schema_is_the_published_one() -> None:
     from fabricgen.inventory.schema import fabric_schema
 
-    assert fabric_schema() == json.loads((ROOT / "schemas" / "fabric.schema.json").read_text(encoding="utf-8"))
+    assert fabric_schema() == _schema()
 
 
 _LINK = re.compile(r"\]\(([^)\s]+)\)")

@@ -131,7 +131,7 @@ def test_thirteen_leaves_with_the_same_oversubscription_are_one_finding(tmp_path
     # 8 servers x 400G down, 2 spines x 2 x 400G up: 2:1 on each of the 13 leaves
     errors = _errors(write(tmp_path, fabric(leaves={"count": 13}, servers={"per_leaf": 8})))
     assert len(errors) == 1
-    assert "t1-leaf01..t1-leaf13 are oversubscribed 2.00:1 (3200G to servers, 1600G to spines)" in errors[0]
+    assert "t1-leaf01..t1-leaf13 are oversubscribed 2:1 (3200G to servers, 1600G to spines)" in errors[0]
 
 
 def test_one_overlap_of_address_blocks_is_one_finding() -> None:

@@ -218,14 +218,15 @@ def test_media_pass_tells_ends_nothing_joins_from_lengths_nothing_reaches() -> N
     assert {lk.media.medium for lk in choose_media(short, plan.devices, plan.models, {}, SOURCE, table=table) if lk.media} == {"DAC"}
 
 
-def test_qos_shares_add_up_and_cnp_is_strict() -> None:
+def test_qos_shares_add_up_and_only_cnp_and_network_control_are_strict() -> None:
     roce = _doc().roce
     policy = roce_policy(roce, PLATFORMS)
     for profile in policy.profiles.values():
         shares = [q.bandwidth_percent for q in profile.queues if not q.strict]
-        if len(profile.queues) == 8:
-            assert sum(shares) == 100
-        assert [q.traffic_class for q in profile.queues if q.strict] == [profile.cnp_traffic_class]
+        assert len(profile.queues) == 8 and sum(shares) == 100
+        assert sorted(q.traffic_class for q in profile.queues if q.strict) == sorted({profile.cnp_traffic_class, 7})
+        mapped = sorted(d for entry in profile.dscp_map for d in entry.dscps)
+        assert mapped == list(range(64)), "every DSCP mapped once"
         assert [q.traffic_class for q in profile.queues if q.no_drop] == [roce.no_drop_priority]
     assert policy.ecn_min_bytes % 1000 == 0 and policy.ecn_min == f"{policy.ecn_min_bytes // 1000} kbytes"
 

@@ -225,7 +225,7 @@ def test_check_deploy_rerun_and_rollback(lab: Lab) -> None:
     assert "router bgp" in lab.device("lab1-spine02").running
 
     # Nothing under build/ carries a secret after a push and a rollback: no value any platform's
-    # secret pattern (fabricgen/data/ownership.yml) finds is left unredacted, and none of the
+    # secret pattern (fabricgen/platforms/<os>/ownership.yml) finds is left unredacted, and none of the
     # stand-ins' own secrets (login passwords, TACACS key, SNMP community) appears anywhere.
     assert _secret_values_under(lab.build) == []
     assert _secrets_under(lab.build) == []

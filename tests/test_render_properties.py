@@ -19,17 +19,22 @@ from hypothesis import strategies as st
 from fabricgen.core.catalog import platforms
 from fabricgen.core.model import RocePolicy
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, leftovers, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
+from fabricgen.render.tidy import leftovers
 from tests.render_cases import FIXTURES
 from tests.test_render_qos import _check_eos, _check_nxos
+from tests.test_render_scheduler import Effective, eos_effective, intended, nxos_effective
 
 
 @st.composite
 def policies(draw: st.DrawFn) -> dict[str, Any]:
     # Never a platform's default-traffic class (validate refuses RoCE or CNP there).
     default_classes = {int(p.qos.get("best_effort_tc", 0)) for p in platforms().values() if p.transport == "roce"}
-    priority = draw(st.integers(1, 7).filter(lambda tc: tc not in default_classes))
-    cnp_class = draw(st.integers(1, 7).filter(lambda tc: tc != priority and tc not in default_classes))
+    # Nor RoCE on the strict network-control class 7, nor CNP below a round-robin queue (EOS:
+    # the strict queues are the highest-numbered), so CNP is 6 or 7.
+    priority = draw(st.integers(1, 6).filter(lambda tc: tc not in default_classes))
+    cnp_class = draw(st.integers(6, 7).filter(lambda tc: tc != priority and tc not in default_classes))
     data_dscp = draw(st.integers(0, 63))
     cnp_dscp = draw(st.integers(0, 63).filter(lambda d: d != data_dscp))
     low = draw(st.integers(1, 5000))
@@ -61,7 +66,7 @@ def _bytes(text: str) -> int:
 
 def expected_policy(policy: dict[str, Any]) -> RocePolicy:
     """What the configs must say, straight from the generated `roce:` section (MTU: the
-    platform's default from platforms.yml, since the section sets none)."""
+    platform's default from platform.yml, since the section sets none)."""
     ecn, watchdog = policy["ecn"], policy["pfc_watchdog"]
     roce_platforms = [name for name, p in platforms().items() if p.transport == "roce"]
     return RocePolicy(
@@ -99,3 +104,5 @@ def test_any_policy_renders_as_stated(policy: dict[str, Any], fixture: str) -> N
             _check_eos(plan, expected, device, get_hconfig(Platform.ARISTA_EOS, text))
         else:
             _check_nxos(plan, expected, device, get_hconfig(Platform.CISCO_NXOS, text))
+        in_effect: dict[int, Effective] = (eos_effective if device.platform == "eos" else nxos_effective)(text)
+        assert in_effect == intended(expected, device.platform)

@@ -25,7 +25,8 @@ from fabricgen.core.model import Device, Plan
 from fabricgen.inventory.loader import load_inventory
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.inputs import Inputs
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import ROOT
 from tests.render_cases import device_configs, inventory_ids, rendered
 
@@ -52,8 +53,10 @@ EOS_CASES = [(i, d.name) for i in inventory_ids() for d, _ in device_configs(i) 
 
 @pytest.mark.parametrize(("inventory", "name"), EOS_CASES)
 def test_eos_queues_are_round_robin_except_cnp(inventory: str, name: str) -> None:
-    """RoCE and default traffic share the port round-robin (`no priority`: Trident/Tomahawk
-    queues are strict by default), CNP alone is strict, and the shares add up to 100."""
+    """All eight queues are listed: RoCE and default traffic share the port round-robin (`no
+    priority`: Trident/Tomahawk queues are strict by default), CNP and network control (class 7)
+    alone are strict, and the shares add up to 100 (tests/test_render_scheduler.py derives the
+    scheduler in effect by the vendor's rule)."""
     plan, _ = rendered(inventory)
     roce = plan.roce
     assert roce is not None
@@ -62,16 +65,17 @@ def test_eos_queues_are_round_robin_except_cnp(inventory: str, name: str) -> Non
     profile = config.get_child(startswith="qos profile ")
     assert profile is not None
     queues = {q.text.split()[-1]: [c.text for c in q.children] for q in profile.children if "tx-queue" in q.text}
-    data, cnp = str(roce.no_drop_priority), str(roce.cnp_traffic_class["eos"])
+    assert sorted(queues) == [str(q) for q in range(8)]
+    data, strict = str(roce.no_drop_priority), {str(roce.cnp_traffic_class["eos"]), "7"}
     best_effort = str(EOS_BEST_EFFORT_TC)
-    assert queues[cnp] == ["priority strict"]
     shares = {}
     for queue, lines in queues.items():
-        if queue == cnp:
+        if queue in strict:
+            assert lines == ["priority strict"], (queue, lines)
             continue
         assert lines[0] == "no priority", (queue, lines)
         assert not any("guaranteed" in line for line in lines)
-        shares[queue] = int(next(line for line in lines if line.startswith("bandwidth percent ")).split()[-1])
+        shares[queue] = sum(int(line.split()[-1]) for line in lines if line.startswith("bandwidth percent "))
     assert shares[data] == roce.bandwidth_percent
     assert shares[best_effort] == 100 - roce.bandwidth_percent
     assert sum(shares.values()) == 100
@@ -149,7 +153,7 @@ def test_check_mtu_refuses_mismatched_ends_and_large_hosts() -> None:
 
 def test_check_mtu_refuses_equal_ends_above_the_platform_maximum_and_unknown_ports() -> None:
     """Ends that agree are still refused above their platform's maximum (EOS 9214, NX-OS 9216 in
-    data/platforms.yml), and a cable end naming no port of its switch has no MTU to agree with."""
+    platforms/<os>/platform.yml), and a cable end naming no port of its switch has no MTU to agree with."""
     inventory = ROOT / "inventories" / "pod-mixed"
     plan = load_and_plan(inventory).plan
     source = load_inventory(inventory, "fabric.yml").source

@@ -44,7 +44,7 @@ def _time_panel(ax: Any, job: dict[str, Any]) -> None:
         ax.bar([i + (n - 1) * width for i in range(len(rows))], values, width, label=label, color=color)
     ax.set_xticks(range(len(rows)), [f"{r['speed_gbps']:g}G" for r in rows])
     ax.set_xlabel("NIC speed")
-    ax.axhline(job["planned"]["backward_s"], color="#8172b3", linestyle="--", linewidth=1, label="backward pass")
+    ax.axhline(job["planned"]["overlap_window_s"], color="#8172b3", linestyle="--", linewidth=1, label="overlap window")
     ax.axhline(job["planned"]["compute_s"], color="#c44e52", linestyle=":", linewidth=1, label="forward + backward")
     ax.set_ylabel("seconds per step")
     ax.set_title(f"{job['name']}: all-reduce vs compute ({job['inputs']['gpus']} GPUs)")

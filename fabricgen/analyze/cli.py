@@ -47,6 +47,13 @@ OVERRIDES = (
     ("tensor_parallel", "--tp", click.IntRange(min=1), "Tensor-parallel degree [default: GPUs per server]"),
     ("pipeline_parallel", "--pp", click.IntRange(min=1), "Pipeline-parallel degree"),
     ("tokens_per_step", "--tokens-per-step", CountType(), "Global batch in tokens, e.g. 4M"),
+    ("sequence_length", "--sequence-length", click.IntRange(min=1), "Tokens per sequence [default: 4096]"),
+    ("micro_batch_size", "--micro-batch-size", click.IntRange(min=1), "Sequences per micro-batch per GPU [default: 1]"),
+    ("hidden_size", "--hidden-size", click.IntRange(min=1), "Model width (pipeline activations, MoE tokens) [default: from --params]"),
+    ("experts", "--experts", click.IntRange(min=1), "Mixture of experts: experts per MoE layer [default: dense]"),
+    ("expert_parallel", "--ep", click.IntRange(min=1), "Expert-parallel degree (all-to-all group) [default: 1]"),
+    ("experts_per_token", "--experts-per-token", click.IntRange(min=1), "Top-k routing: experts per token [default: 2]"),
+    ("moe_layers", "--moe-layers", click.IntRange(min=1), "MoE layers [default: every layer, hidden/128]"),
     ("peak_tflops", "--peak-tflops", POSITIVE, "Peak dense TFLOP/s per GPU"),
     ("mfu", "--mfu", FRACTION, "Assumed model FLOPs utilisation"),
     ("gpu_memory_gb", "--gpu-memory-gb", POSITIVE, "Memory per GPU, GB"),
@@ -77,7 +84,12 @@ def _override_options(func: Any) -> Any:
 @click.option("--job", "only", help="Analyse only this job of the inventory's jobs:")
 @_override_options
 @click.option("--compare", is_flag=True, help="Same job at 100/200/400/800G, InfiniBand vs RoCEv2, and a recommendation by cluster size")
-@click.option("--simulate/--no-simulate", default=True, show_default=True, help="Flow-level ECMP/ftree simulation on the planned fabric")
+@click.option(
+    "--simulate/--no-simulate",
+    default=True,
+    show_default=True,
+    help="The flow simulation table: every traffic pattern under ECMP and ftree (the planned ring and tree paths are always computed)",
+)
 @click.option("--trials", type=click.IntRange(min=1, max=100000), default=256, show_default=True, help="Simulation trials")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="Simulation seed")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)

@@ -2,8 +2,8 @@
 by GPU count and congestion, and the recommendation by cluster size.
 
 Pure: works on `Job`, `ResolvedJob` and path factors (`Paths`); nothing reads a plan. The
-recommendation uses only deterministic quantities (the cost model, ftree and ideal balancing),
-never the random ECMP trials, so `--no-simulate` cannot change it.
+headline, the recommendation and the `--compare` rows share one verdict (`costmodel.verdict`),
+the plan's NICs per GPU and the planned load balancing, so they cannot contradict each other.
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from fabricgen.analyze.costmodel import Estimate, Job, estimate
 from fabricgen.analyze.job import ResolvedJob
 
 SPEEDS = (100, 200, 400, 800)
+CALIBRATED_NIC_GBPS = (100, 200, 400)
+"""NIC speeds the published bus bandwidths cover (docs/analyze.md, Calibration)."""
 TRANSPORTS = ("infiniband", "roce")
 TITLES = {"infiniband": "InfiniBand", "roce": "RoCEv2"}
-HEADROOM = 0.8
-"""An all-reduce "fits" when it takes at most 80 % of the backward pass: bucketing, stragglers
-and imperfect overlap eat the rest."""
 UTILISATION_CEILING = 0.7
 LARGE_MODEL = 100e9
-BUCKETS = (("up to 128 GPUs", 128), ("128-512 GPUs", 512), ("512 GPUs and more", 2048))
+BUCKETS = (("up to 128 GPUs", 128), ("129-512 GPUs", 512), ("513 GPUs and more", 2048))
 """Guidance bands, each evaluated at its upper end (2,048 GPUs for the open one)."""
 GAP_GPUS = (64, 512, 4096, 32768)
 GAP_LOADS = (0.0, 0.5, 0.7)
@@ -30,27 +29,46 @@ GAP_LOADS = (0.0, 0.5, 0.7)
 
 @dataclass(frozen=True, slots=True)
 class Paths:
-    """How the job's ring loads the planned fabric: `factor` >= 1 divides the bandwidth, `util`
-    is the busiest fabric link's demand at NIC line rate over its capacity."""
+    """How the job's collectives load the planned fabric, per traffic pattern (the ring and
+    NCCL's double binary tree): `factor` >= 1 divides the bandwidth; `util` is the busiest
+    fabric link's demand at NIC line rate over its capacity (ring). Static ECMP is the mean over
+    hash draws; `*_p99` the 99th percentile (a job keeps its hash draw for its life)."""
 
     ftree: float
     adaptive: float
-    ecmp: float | None
-    ecmp_p99: float | None
+    ecmp: float
+    ecmp_p99: float
+    tree_ftree: float
+    tree_adaptive: float
+    tree_ecmp: float
+    tree_ecmp_p99: float
     util_ftree: float
     util_adaptive: float
-    util_ecmp: float | None
+    util_ecmp: float
+    all_to_all_ftree: float = 1.0
+    all_to_all_adaptive: float = 1.0
+    all_to_all_ecmp: float = 1.0
+    all_to_all_ecmp_p99: float = 1.0
+    """The all-to-all pattern's (mixture-of-experts jobs only; 1 otherwise)."""
 
-    def factor(self, transport: str, balancing: str) -> float | None:
+    def factors(self, transport: str, balancing: str) -> tuple[float, float, float]:
+        """(ring, tree, all-to-all) path factors: ftree on InfiniBand, the planned balancing on RoCEv2."""
         if transport == "infiniband":
-            return self.ftree
-        return self.adaptive if balancing == "adaptive" else self.ecmp
+            return self.ftree, self.tree_ftree, self.all_to_all_ftree
+        if balancing == "ecmp":
+            return self.ecmp, self.tree_ecmp, self.all_to_all_ecmp
+        return self.adaptive, self.tree_adaptive, self.all_to_all_adaptive
 
 
 def at(
-    rj: ResolvedJob, transport: str, line_gbps: float, factor: float, job: Job | None = None, congestion: float | None = None
+    rj: ResolvedJob,
+    transport: str,
+    line_gbps: float,
+    factors: tuple[float, ...],
+    job: Job | None = None,
+    congestion: float | None = None,
 ) -> Estimate:
-    return estimate(job or rj.job, rj.network(transport, line_gbps, factor, congestion))
+    return estimate(job or rj.job, rj.network(transport, line_gbps, factors, congestion))
 
 
 def scaled(job: Job, gpus: int) -> Job:
@@ -59,8 +77,9 @@ def scaled(job: Job, gpus: int) -> Job:
 
 
 def step(job: Job) -> int:
-    """GPU counts must be whole servers and whole model-parallel groups."""
-    gps, mp = job.gpus_per_server, job.model_parallel
+    """GPU counts must be whole servers and whole model-parallel groups (with experts, whole
+    expert-parallel groups of data-parallel ranks)."""
+    gps, mp = job.gpus_per_server, job.model_parallel * (job.expert_parallel if job.experts else 1)
     return gps * mp // math.gcd(gps, mp)
 
 
@@ -74,6 +93,11 @@ def ib_share(ib: Estimate, roce: Estimate) -> float:
     return ib.allreduce_s / roce.allreduce_s if roce.allreduce_s else 1.0
 
 
+def line_at(rj: ResolvedJob, nic_gbps: float) -> float:
+    """Line rate per GPU with the plan's NICs per GPU running at `nic_gbps` (shared NICs count)."""
+    return nic_gbps * rj.placement.nics_per_gpu
+
+
 @dataclass(frozen=True, slots=True)
 class Recommendation:
     bucket: str
@@ -85,61 +109,66 @@ class Recommendation:
 
 
 def slowest_fit(rj: ResolvedJob, job: Job, transport: str, paths: Paths) -> tuple[int | None, Estimate]:
-    """The slowest NIC speed whose all-reduce fits HEADROOM of the backward pass (well-tuned:
-    ftree on InfiniBand, adaptive routing on RoCEv2)."""
-    factor = paths.factor(transport, "adaptive") or 1.0
-    last = at(rj, transport, SPEEDS[-1], factor, job)
+    """The slowest NIC speed at which the job is compute-bound: the same threshold as every
+    verdict (costmodel.EXPOSED_LIMIT), on the plan's NICs per GPU and the planned balancing."""
+    factors = paths.factors(transport, rj.roce_load_balancing)
+    last = at(rj, transport, line_at(rj, SPEEDS[-1]), factors, job)
     for speed in SPEEDS:
-        est = at(rj, transport, speed, factor, job)
-        if est.allreduce_s <= HEADROOM * est.backward_s:
+        est = at(rj, transport, line_at(rj, speed), factors, job)
+        if est.verdict == "compute-bound":
             return speed, est
         last = est
     return None, last
 
 
 def guidance(gpus: int, params: float) -> tuple[str, str]:
-    """(choice, deciding input) by the common guidance on cluster size and model size."""
+    """(choice, deciding input) by the common guidance on cluster size and model size; the
+    bands do not overlap (up to 128, 129-512, 513 and more)."""
     if gpus <= 128:
-        return "roce", f"{gpus} GPUs <= 128: RoCEv2 is sufficient and cost-optimised"
+        return "roce", f"{gpus} GPUs, up to 128: RoCEv2 is sufficient and cost-optimised"
     if gpus <= 512:
-        return "either", f"{gpus} GPUs in 128-512: both viable, InfiniBand scales more predictably"
+        return "either", f"{gpus} GPUs in 129-512: both viable, InfiniBand scales more predictably"
     if params >= LARGE_MODEL:
-        return "infiniband", f"{gpus} GPUs >= 512 and {params / 1e9:.0f}B >= 100B params: InfiniBand for latency stability"
-    return "either", f"{gpus} GPUs >= 512 but {params / 1e9:.0f}B < 100B params: tuned RoCEv2 with adaptive routing or InfiniBand"
+        return "infiniband", f"{gpus} GPUs, 513 or more, and {params / 1e9:.0f}B >= 100B params: InfiniBand for latency stability"
+    return "either", f"{gpus} GPUs, 513 or more, but {params / 1e9:.0f}B < 100B params: tuned RoCEv2 with adaptive routing or InfiniBand"
 
 
-def recommend_one(rj: ResolvedJob, bucket: str, job: Job, paths: Paths) -> Recommendation:
+def recommend_one(rj: ResolvedJob, bucket: str, job: Job, paths: Paths, planned: str) -> Recommendation:
+    """The guidance's transport (the planned one where it allows either) at its slowest
+    compute-bound speed; InfiniBand and RoCEv2 compared at that same speed."""
     choice, deciding = guidance(job.gpus, job.params)
-    fits = {t: slowest_fit(rj, job, t, paths) for t in TRANSPORTS}
-    transport = "infiniband" if choice == "infiniband" else "roce"
-    speed, est = fits[transport]
-    share = ib_share(fits["infiniband"][1], at(rj, "roce", speed or SPEEDS[-1], paths.adaptive, job))
+    transport = {"infiniband": "infiniband", "roce": "roce"}.get(choice, planned)
+    speed, est = slowest_fit(rj, job, transport, paths)
+    same = line_at(rj, speed or SPEEDS[-1])
+    ib = at(rj, "infiniband", same, paths.factors("infiniband", rj.roce_load_balancing), job)
+    roce = at(rj, "roce", same, paths.factors("roce", rj.roce_load_balancing), job)
+    shown = speed or SPEEDS[-1]
     if speed is None:
-        reasoning = f"no speed fits: {SPEEDS[-1]}G needs {est.allreduce_s:.2g} s of a {est.backward_s:.2g} s backward pass; cut gradient traffic (TP/PP, larger batch)"
+        reasoning = f"no speed is compute-bound: {TITLES[transport]} at {shown}G exposes {est.exposed_s:.2g} s of a {est.step_s:.2g} s step"
     else:
-        reasoning = f"{speed}G: all-reduce {est.allreduce_s:.2g} s <= 80% of backward {est.backward_s:.2g} s"
-    reasoning += f"; RoCEv2 (adaptive) at {share:.0%} of InfiniBand throughput"
+        reasoning = f"{TITLES[transport]} at {shown}G exposes {est.exposed_s:.2g} s of a {est.step_s:.2g} s step ({est.exposed_share:.1%})"
+    reasoning += f"; RoCEv2 ({rj.roce_load_balancing}) at {ib_share(ib, roce):.0%} of InfiniBand's all-reduce throughput at {shown}G"
     label = {"roce": "RoCEv2", "infiniband": "InfiniBand", "either": "RoCEv2 or InfiniBand"}[choice]
     return Recommendation(bucket, job.gpus, label, speed, deciding, reasoning)
 
 
-def recommend(rj: ResolvedJob, paths: Paths) -> list[Recommendation]:
+def recommend(rj: ResolvedJob, paths: Paths, planned: str) -> list[Recommendation]:
     """This job first, then each guidance band at its upper end."""
-    rows = [recommend_one(rj, "this job", rj.job, paths)]
-    rows += [recommend_one(rj, bucket, sized(rj.job, size), paths) for bucket, size in BUCKETS]
+    rows = [recommend_one(rj, "this job", rj.job, paths, planned)]
+    rows += [recommend_one(rj, bucket, sized(rj.job, size), paths, planned) for bucket, size in BUCKETS]
     return rows
 
 
 def gap_table(rj: ResolvedJob, line_gbps: float, paths: Paths) -> list[tuple[int, list[float]]]:
-    """RoCEv2 (adaptive) throughput as a fraction of InfiniBand's, by GPU count and fabric load:
-    where the tail of each network step (order statistics over the participants) moves it."""
+    """RoCEv2 (planned balancing) throughput as a fraction of InfiniBand's, by GPU count and
+    fabric load: where the tail of each network step moves it."""
     rows = []
     for target in GAP_GPUS:
         job = sized(rj.job, target)
         cells = []
         for load in GAP_LOADS:
-            ib = at(rj, "infiniband", line_gbps, paths.ftree, job, load)
-            roce = at(rj, "roce", line_gbps, paths.adaptive, job, load)
+            ib = at(rj, "infiniband", line_gbps, paths.factors("infiniband", rj.roce_load_balancing), job, load)
+            roce = at(rj, "roce", line_gbps, paths.factors("roce", rj.roce_load_balancing), job, load)
             cells.append(ib_share(ib, roce))
         rows.append((job.gpus, cells))
     return rows
@@ -150,14 +179,24 @@ class SpeedRow:
     speed: int
     infiniband: Estimate
     roce_adaptive: Estimate
-    roce_ecmp: Estimate | None
+    roce_ecmp: Estimate
+
+    @property
+    def calibrated(self) -> bool:
+        return self.speed in CALIBRATED_NIC_GBPS
 
 
 def speed_rows(rj: ResolvedJob, paths: Paths) -> list[SpeedRow]:
     """The job at 100-800G NICs (the servers keep their NIC ports, the fabric its shape)."""
     rows = []
     for speed in SPEEDS:
-        line = speed * rj.placement.nics_per_gpu
-        ecmp = at(rj, "roce", line, paths.ecmp) if paths.ecmp is not None else None
-        rows.append(SpeedRow(speed, at(rj, "infiniband", line, paths.ftree), at(rj, "roce", line, paths.adaptive), ecmp))
+        line = line_at(rj, speed)
+        rows.append(
+            SpeedRow(
+                speed,
+                at(rj, "infiniband", line, paths.factors("infiniband", "adaptive")),
+                at(rj, "roce", line, paths.factors("roce", "adaptive")),
+                at(rj, "roce", line, paths.factors("roce", "ecmp")),
+            )
+        )
     return rows

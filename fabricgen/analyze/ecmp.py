@@ -25,7 +25,7 @@ import numpy as np
 
 from fabricgen.analyze.topology import Fabric, FloatArray, IntArray
 
-PATTERNS = ("ring", "ring-random", "all-to-all")
+PATTERNS = ("ring", "tree", "ring-random", "all-to-all")
 ROUTINGS = ("ecmp", "ftree")
 CHUNK_ELEMENTS = 1 << 21
 """Flows x trials handled per vectorised batch: bounds memory at a few hundred MB."""
@@ -64,6 +64,54 @@ def ring_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, ord
     src = ports[order].reshape(*order.shape[:-1], -1)
     dst = ports[nxt].reshape(*order.shape[:-1], -1)
     return _flows(fabric, src, dst, demand_gbps, split)
+
+
+def btree_parents(ranks: int) -> list[int]:
+    """Parent of every rank in NCCL's binary tree (`ncclGetBtree`, src/graph/trees.cc): rank r's
+    lowest set bit b; parent (r ^ b) | 2b, or r ^ b past the end; the root 0 has none (-1).
+
+    >>> btree_parents(6)
+    [-1, 2, 4, 2, 0, 4]
+    """
+    parents = [-1] * ranks
+    for rank in range(1, ranks):
+        bit = rank & -rank
+        up = (rank ^ bit) | (bit << 1)
+        parents[rank] = up if up < ranks else rank ^ bit
+    return parents
+
+
+def double_tree_edges(ranks: int) -> list[tuple[int, int]]:
+    """(child, parent) edges of NCCL's double binary tree over `ranks` servers: the binary tree
+    and its mirror (even count, rank r -> n-1-r) or its shift by one (odd count), as
+    `ncclGetDtree` builds them; each tree carries half the data.
+
+    >>> double_tree_edges(4)
+    [(1, 2), (2, 0), (3, 2), (2, 1), (1, 3), (0, 1)]
+    """
+    parents = btree_parents(ranks)
+    first = [(r, p) for r, p in enumerate(parents) if p >= 0]
+    if ranks % 2 == 0:
+        second = [(ranks - 1 - r, ranks - 1 - p) for r, p in first]
+    else:
+        second = [((r + 1) % ranks, (p + 1) % ranks) for r, p in first]
+    return first + second
+
+
+TREE_FLOWS_PER_NIC = 4
+"""Directed tree edges a NIC sends on at once (parent and two children in one tree, parent in
+the other); each carries S/2 in the tree's time 2S/B: a quarter of the NIC rate."""
+
+
+def tree_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, split: int = 1) -> Flows:
+    """NCCL's double binary tree over the job's servers, one tree pair per rail (channels are
+    rail-aligned as the ring's): every edge in both directions (reduce up, broadcast down), each
+    at a quarter of the NIC rate."""
+    edges = np.array(double_tree_edges(servers), dtype=np.int64).reshape(-1, 2)
+    ports = fabric.job_ports(servers, rails)
+    pairs = np.concatenate([edges, edges[:, ::-1]])
+    src, dst = ports[pairs[:, 0]].ravel(), ports[pairs[:, 1]].ravel()
+    return _flows(fabric, src, dst, demand_gbps / TREE_FLOWS_PER_NIC, split)
 
 
 def all_to_all_flows(fabric: Fabric, servers: int, rails: int, demand_gbps: float, split: int = 1, pxn: bool = True) -> Flows:
@@ -293,6 +341,8 @@ def _pattern_flows(
 ) -> Flows:
     if pattern == "ring":
         return ring_flows(fabric, servers, rails, demand, split=split)
+    if pattern == "tree":
+        return tree_flows(fabric, servers, rails, demand, split)
     if pattern == "ring-random":
         placement = np.random.default_rng([seed, number, 0])
         order = np.argsort(placement.random((runs, servers)), axis=1).astype(np.int64)

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabricgen.analyze.costmodel import Job, Network
-from fabricgen.analyze.topology import Fabric, Placement, TopologyError, place
+from fabricgen.analyze.topology import Fabric, Placement, place
+from fabricgen.checks.experts import problems_of
+from fabricgen.checks.jobs import placement_problems
 from fabricgen.core.counts import parse_count
-from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.diagnostics import Diagnostic, FabricError, Severity
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.schema import apply_defaults
 
@@ -32,6 +34,13 @@ FLAGS = {
     "mfu": "--mfu",
     "gpu_memory_gb": "--gpu-memory-gb",
     "bucket_mb": "--bucket-mb",
+    "sequence_length": "--sequence-length",
+    "micro_batch_size": "--micro-batch-size",
+    "hidden_size": "--hidden-size",
+    "experts": "--experts",
+    "expert_parallel": "--ep",
+    "experts_per_token": "--experts-per-token",
+    "moe_layers": "--moe-layers",
     "congestion": "--congestion",
     "roce_load_balancing": "--roce-load-balancing",
     "efficiency.infiniband": "--efficiency-infiniband",
@@ -68,17 +77,22 @@ class ResolvedJob:
         """ECMP sees one flow per queue pair: channels per NIC x queue pairs per connection."""
         return self.channels_per_nic * self.qps_per_connection
 
-    def network(self, transport: str, line_gbps: float, path_factor: float = 1.0, congestion: float | None = None) -> Network:
+    def network(
+        self, transport: str, line_gbps: float, factors: tuple[float, ...] = (1.0, 1.0), congestion: float | None = None
+    ) -> Network:
+        """The per-GPU network on `transport`; `factors` are the (ring, tree[, all-to-all]) path factors."""
         return Network(
             transport=transport,
             line_gbps=line_gbps,
             efficiency=self.efficiency[transport],
-            path_factor=path_factor,
+            path_factor=factors[0],
+            tree_path_factor=factors[1],
             latency_network_us=self.latency_us["network"],
             latency_nvlink_us=self.latency_us["nvlink"],
             jitter_us=self.jitter_us[transport],
             congestion=self.congestion if congestion is None else congestion,
             sharp=self.sharp,
+            all_to_all_path_factor=factors[2] if len(factors) > 2 else 1.0,
         )
 
 
@@ -114,6 +128,7 @@ def _merge(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 def _parallelism(settings: dict[str, Any], gpus: int, gps: int, problem: Any) -> tuple[int, int, int]:
     tp = int(settings.get("tensor_parallel") or min(gps, gpus))
     pp = int(settings["pipeline_parallel"])
+    _not_modelled(tp, gps, problem)
     dp = settings.get("data_parallel")
     if dp is None:
         if gpus % (tp * pp):
@@ -125,6 +140,20 @@ def _parallelism(settings: dict[str, Any], gpus: int, gps: int, problem: Any) ->
             f"data_parallel {dp} x tensor_parallel {tp} x pipeline_parallel {pp} = {dp * tp * pp}, but the job has {gpus} GPUs",
         )
     return int(dp), tp, pp
+
+
+def _not_modelled(tp: int, gps: int, problem: Any) -> None:
+    """Refuse what the model would get wrong rather than answer it: tensor parallelism across
+    servers puts per-layer all-reduces on the network, which is not modelled, and ignoring
+    them makes the job look better."""
+    if tp > gps:
+        problem(
+            "tensor_parallel",
+            f"tensor_parallel {tp} spans {-(-tp // gps)} servers of {gps} GPUs: its per-layer all-reduces would cross "
+            f"the network, which the analysis does not model (hint: tensor_parallel <= {gps}, inside one server)",
+        )
+    elif gps % tp:
+        problem("tensor_parallel", f"tensor_parallel {tp} does not divide the {gps} GPUs of a server")
 
 
 def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fabric, source: SourceMap | None) -> ResolvedJob:
@@ -146,13 +175,14 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
     except ValueError as exc:
         problem("params", str(exc))
         params = tokens = 1.0
-    placement = None
-    try:
-        placement = place(fabric, gpus, gps)
-    except TopologyError as exc:
-        problem("gpus", str(exc))
-    if problems or placement is None:
+    for misfit in placement_problems(gpus, gps, fabric.servers, int(fabric.server_nics.min())):
+        if misfit.severity is Severity.ERROR:  # shared NICs are modelled (a warning at validate)
+            problem(misfit.key, misfit.message)
+    for misfit in problems_of(name, settings, gpus, gps):
+        problem(misfit.key, misfit.message)
+    if problems:
         raise FabricError(problems)
+    placement = place(fabric, gpus, gps)
     job = Job(
         name=name,
         params=params,
@@ -169,6 +199,13 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
         gpu_memory_gb=float(settings["gpu_memory_gb"]),
         bucket_mb=float(settings["bucket_mb"]),
         optimizer_sharding=bool(settings["optimizer_sharding"]),
+        sequence_length=int(settings["sequence_length"]),
+        micro_batch_size=int(settings["micro_batch_size"]),
+        hidden_size=int(settings.get("hidden_size") or 0),
+        experts=int(settings.get("experts") or 0),
+        expert_parallel=int(settings["expert_parallel"]),
+        experts_per_token=int(settings["experts_per_token"]),
+        moe_layers=int(settings.get("moe_layers") or 0),
     )
     nccl = settings["nccl"]
     return ResolvedJob(

@@ -44,7 +44,18 @@ def step_rows(job: dict[str, Any]) -> list[tuple[str, str]]:
         ("all-reduce (NCCL's pick)", f"{seconds(p['allreduce_s'])} ({p['algorithm']})"),
         ("algorithms", algos),
         ("forward + backward", f"{seconds(p['forward_s'])} + {seconds(p['backward_s'])}"),
-        ("GPUs busy (overlapped)", _share(p["busy_overlap"])),
+        ("micro-batches per step", str(p["micro_batches"])),
+        ("overlap window (last backward)", seconds(p["overlap_window_s"])),
+        ("exposed all-reduce", seconds(p["allreduce_exposed_s"]) if p["allreduce_exposed_s"] else "0 s"),
+        *(
+            [("pipeline activations", seconds(p["activation_s"])), ("pipeline bubble", seconds(p["bubble_s"]))]
+            if p["bubble_s"] or p["activation_s"]
+            else []
+        ),
+        *([("experts' all-to-alls", f"{seconds(p['all_to_all_s'])} ({p['all_to_all_calls']:,} calls)")] if p["all_to_all_calls"] else []),
+        ("step (exposed network)", f"{seconds(p['step_s'])} ({seconds(p['exposed_s']) if p['exposed_s'] else '0 s'})"),
+        ("GPUs busy", _share(p["busy"])),
+        ("MFU lost to the network", f"{p['mfu_lost'] * 100:.1f} points"),
     ]
 
 
@@ -83,7 +94,7 @@ def _print_job(job: dict[str, Any], console: Console) -> None:
     for line in job["warnings"]:
         console.print(f"warning: {line}", style="yellow", markup=False)
     header, cells = gap_rows(job)
-    gap = _table("RoCEv2 (adaptive) throughput as % of InfiniBand", *header)
+    gap = _table("RoCEv2 throughput as % of InfiniBand (planned balancing)", *header)
     for cell_row in cells:
         gap.add_row(*cell_row)
     console.print(gap)
@@ -96,7 +107,10 @@ def _print_job(job: dict[str, Any], console: Console) -> None:
         _print_simulation(job["simulation"], console)
     if "compare" in job:
         _print_compare(job["compare"], console)
-    console.print("Assumptions and sources: docs/analyze.md; all tables: --markdown PATH or --format json", markup=False)
+    console.print("Assumptions that bound this answer:", style="bold")
+    for line in job["assumptions"]:
+        console.print(f"- {line}", markup=False)
+    console.print("Sources: docs/analyze.md; all tables: --markdown PATH or --format json", markup=False)
 
 
 def _print_simulation(sim: dict[str, Any], console: Console) -> None:
@@ -108,25 +122,45 @@ def _print_simulation(sim: dict[str, Any], console: Console) -> None:
         "max load",
         "ideal",
         "factor",
+        "p99",
     )
     for r in sim["results"]:
         table.add_row(
-            r["pattern"], r["routing"], f"{r['flows']:,}", sig(r["max_util_mean"]), sig(r["ideal_util"]), f"x{sig(r['path_factor_mean'])}"
+            r["pattern"],
+            r["routing"],
+            f"{r['flows']:,}",
+            sig(r["max_util_mean"]),
+            sig(r["ideal_util"]),
+            f"x{sig(r['path_factor_mean'])}",
+            f"x{sig(r['path_factor_p99'])}",
         )
     console.print(table)
 
 
-def _print_compare(rows: list[dict[str, Any]], console: Console) -> None:
-    table = _table("Same job at other NIC speeds (all-reduce)", "speed", "InfiniBand", "RoCEv2 AR", "RoCEv2 ECMP", "verdict (IB)")
+COMPARE_SERIES = (("infiniband", "InfiniBand"), ("roce_adaptive", "RoCEv2 AR"), ("roce_ecmp", "RoCEv2 ECMP"))
+
+
+def compare_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """Per speed and transport: the all-reduce, what it exposes of the step, MFU lost and that
+    transport's own verdict (800G marked as outside the calibration)."""
+    table = []
     for r in rows:
-        ecmp = seconds(r["roce_ecmp"]["allreduce_s"]) if r["roce_ecmp"] else "-"
-        table.add_row(
-            f"{r['speed_gbps']}G",
-            seconds(r["infiniband"]["allreduce_s"]),
-            seconds(r["roce_adaptive"]["allreduce_s"]),
-            ecmp,
-            r["infiniband"]["verdict"],
-        )
+        speed = f"{r['speed_gbps']}G" + ("" if r["calibrated"] else "*")
+        for key, title in COMPARE_SERIES:
+            e = r[key]
+            exposed = f"{seconds(e['exposed_s'])}/{seconds(e['step_s'])}" if e["exposed_s"] else f"0/{seconds(e['step_s'])}"
+            table.append([speed, title, seconds(e["allreduce_s"]), exposed, f"{e['mfu_lost'] * 100:.1f}", e["verdict"]])
+            speed = ""
+    return table
+
+
+COMPARE_HEADER = ["speed", "transport", "all-reduce", "exposed/step", "MFU lost", "verdict"]
+
+
+def _print_compare(rows: list[dict[str, Any]], console: Console) -> None:
+    table = _table("Same job at other NIC speeds (* outside the calibration)", *COMPARE_HEADER)
+    for row in compare_rows(rows):
+        table.add_row(*row)
     console.print(table)
 
 
@@ -145,12 +179,12 @@ def markdown(result: dict[str, Any]) -> str:
 
 def _md_job(job: dict[str, Any]) -> list[str]:
     lines = [f"### Job {job['name']}", "", job_summary(job) + ".", ""]
-    lines += [f"**{job['headline'][0]}.**", "", job["headline"][1] + ".", ""]
+    lines += [f"**{job['headline'][0]}.**", "", *[line + "." for line in job["headline"][1:]], ""]
     lines += [*_md_table(["quantity", "value"], [list(r) for r in step_rows(job)]), ""]
     lines += ["Checklist:", "", *[f"- {line}" for line in job["checklist"]], ""]
     lines += [f"> warning: {line}" for line in job["warnings"]] + ([""] if job["warnings"] else [])
     header, rows = gap_rows(job)
-    lines += ["RoCEv2 (adaptive routing) throughput as a share of InfiniBand's:", "", *_md_table(header, rows), ""]
+    lines += ["RoCEv2 throughput (planned balancing) as a share of InfiniBand's:", "", *_md_table(header, rows), ""]
     rec = [
         [f"{r['bucket']} ({r['gpus']:,})", f"{r['speed_gbps'] or '-'}G {r['choice']}", r["deciding"], r["reasoning"]]
         for r in job["recommendation"]
@@ -160,6 +194,7 @@ def _md_job(job: dict[str, Any]) -> list[str]:
         lines += _md_simulation(job["simulation"])
     if "compare" in job:
         lines += _md_compare(job["compare"])
+    lines += ["Assumptions that bound this answer:", "", *[f"- {line}" for line in job["assumptions"]], ""]
     return [*lines, "Model, defaults and sources: docs/analyze.md.", ""]
 
 
@@ -186,17 +221,7 @@ def _md_simulation(sim: dict[str, Any]) -> list[str]:
 
 
 def _md_compare(compare: list[dict[str, Any]]) -> list[str]:
-    rows = [
-        [
-            f"{r['speed_gbps']}G",
-            *[seconds(r[k]["allreduce_s"]) if r[k] else "-" for k in ("infiniband", "roce_adaptive", "roce_ecmp")],
-            r["infiniband"]["verdict"],
-            r["roce_adaptive"]["verdict"],
-        ]
-        for r in compare
-    ]
-    header = ["speed", "InfiniBand", "RoCEv2 adaptive", "RoCEv2 ECMP", "verdict IB", "verdict RoCEv2"]
-    return [*_md_table(header, rows), ""]
+    return ["Same job at other NIC speeds (* outside the calibration):", "", *_md_table(COMPARE_HEADER, compare_rows(compare)), ""]
 
 
 __all__ = ["TITLES", "markdown", "print_report"]

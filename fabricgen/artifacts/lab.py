@@ -1,7 +1,7 @@
 """`lab/<fabric>.clab.yml`: a containerlab topology of the switches for pre-change lab tests.
 
 One node per Ethernet switch, with the kind, image and interface naming of its platform from
-`data/catalog.yml` (`containerlab:`), and its rendered `configs/<device>.cfg` as startup
+`containerlab:` in its platform folder (fabricgen/platforms/<os>/platform.yml), and its rendered `configs/<device>.cfg` as startup
 config. Links are the switch-to-switch cables; servers are left out (labs test the control
 plane and config acceptance; cEOS does not emulate PFC/ECN). Interface names map front-panel
 ports to the container's names: cEOS `eth61_1` is `Ethernet61/1`.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from fabricgen.core.catalog import catalog_section
+from fabricgen import platforms as registry
 from fabricgen.core.model import Device, Interface, Model, Plan
 from fabricgen.render.context import RenderContext
 from fabricgen.render.yamlemit import block_scalar, plain_texts, yaml_text
@@ -20,8 +20,10 @@ from fabricgen.render.yamlemit import block_scalar, plain_texts, yaml_text
 
 @cache
 def lab_platforms() -> dict[str, dict[str, str]]:
-    data: dict[str, dict[str, str]] = catalog_section("containerlab")
-    return data
+    """containerlab node facts of the platforms an inventory may name (FRR's node is the lab
+    export's, `fabricgen lab export`)."""
+    kinds: dict[str, dict[str, str]] = registry.section("containerlab")
+    return {name: kinds[name] for name in registry.inventory_platforms() if name in kinds}
 
 
 def lab_interface(pattern: str, interface: Interface, model: Model, per_cage: int) -> str:

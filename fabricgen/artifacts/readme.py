@@ -12,6 +12,7 @@ from collections import Counter
 from fabricgen.artifacts.common import md_table
 from fabricgen.artifacts.diagram import DETAIL_LIMIT, mermaid
 from fabricgen.core.model import SM_LINK, Plan
+from fabricgen.core.units import format_ratio
 from fabricgen.render.context import RenderContext
 
 
@@ -57,7 +58,7 @@ def _pools(plan: Plan) -> str:
 
 
 def _ratio(down: int, up: int) -> str:
-    return f"{down / up:.2f}:1" if up else "no uplinks"
+    return format_ratio(down / up) if up else "no uplinks"
 
 
 def _oversubscription(plan: Plan) -> str:
@@ -74,7 +75,7 @@ def _oversubscription(plan: Plan) -> str:
     per_tier = md_table(
         ("tier", "down (Gbit/s)", "up (Gbit/s)", "ratio"), ((role, d, u, _ratio(d, u)) for role, (d, u) in sorted(tiers.items()))
     )
-    return f"Limit: {plan.max_oversubscription:g}:1.\n\n{per_tier}\n{per_device}"
+    return f"Limit: {format_ratio(plan.max_oversubscription)}.\n\n{per_tier}\n{per_device}"
 
 
 def _roce(plan: Plan) -> str:

@@ -1,5 +1,5 @@
 """Semantic checks on a finished plan. Each check is a small function returning diagnostics
-that name the items involved; `check_plan` runs them all so every problem shows at once.
+that name the items involved; `checks/registry.py` runs them all so every problem shows at once.
 
 The checks read the plan (and the typed inputs with their source map, to point at the
 inventory key to change, e.g. a pinned `leaves.nodes[0].name`); they never modify anything. Each is linear in the size of the fabric.
@@ -10,20 +10,15 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from fabricgen.checks.forwarding import check_load_balancing, check_traffic_classes
-from fabricgen.checks.infiniband import check_infiniband
-from fabricgen.checks.mtu import check_mtu
-from fabricgen.checks.scale import check_rails, check_tier_asns
 from fabricgen.core.catalog import platforms
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.model import Pin, Plan
+from fabricgen.core.units import format_ratio, format_size
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.allocate import ip_int
 from fabricgen.plan.inputs import Inputs, TierInput
-
-Check = Callable[[Plan, Inputs, SourceMap], Iterable[Diagnostic]]
 
 
 def _tier_of(inputs: Inputs, role: str) -> TierInput | None:
@@ -259,14 +254,17 @@ def check_oversubscription(plan: Plan, inputs: Inputs, source: SourceMap) -> Ite
             below, above = ("leaves", "super-spines") if item.device in spines else ("servers", "spines")
             groups[(item.downlink_gbps, item.uplink_gbps, below, above)].append(item.device)
     path = _first_path(source, ("oversubscription", "max_ratio"), ("servers", "per_leaf"))
+    allowed = format_ratio(plan.max_oversubscription)
     for (down, up, below, above), devices in sorted(groups.items()):
-        names = _names(devices)
-        ratio = f"{down / up:.2f}:1" if up else "with no uplinks"
-        yield source.diagnostic(
-            path,
-            f"{names} {'is' if len(devices) == 1 else 'are'} oversubscribed {ratio} ({down}G to {below}, {up}G to {above}); allowed {plan.max_oversubscription:g}:1",
-            hint="add spines or parallel uplinks, or attach fewer servers per leaf",
-        )
+        names, verb = _names(devices), "is" if len(devices) == 1 else "are"
+        bandwidth = f"{down}G to {below}, {up}G to {above}"
+        if not up:
+            message = f"{names} {verb} without uplinks ({bandwidth}): every byte to {above} is blocked; allowed {allowed}"
+        elif down > up:
+            message = f"{names} {verb} oversubscribed {format_ratio(down / up)} ({bandwidth}); allowed {allowed}"
+        else:  # not oversubscribed, but above a limit below 1:1
+            message = f"{names} {'has' if len(devices) == 1 else 'have'} downlink:uplink {format_ratio(down / up)} ({bandwidth}), above the allowed {allowed}"
+        yield source.diagnostic(path, message, hint="add spines or parallel uplinks, or attach fewer servers per leaf")
 
 
 def check_roce(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
@@ -276,7 +274,7 @@ def check_roce(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagno
     if roce.ecn_enabled and roce.ecn_min_bytes >= roce.ecn_max_bytes:
         yield source.diagnostic(
             ("roce", "ecn", "min"),
-            f"ECN minimum threshold ({roce.ecn_min_bytes} bytes) must be below the maximum ({roce.ecn_max_bytes} bytes)",
+            f"ECN minimum threshold ({format_size(roce.ecn_min_bytes)}) must be below the maximum ({format_size(roce.ecn_max_bytes)})",
         )
     if roce.no_drop_priority == 0:
         yield source.diagnostic(
@@ -309,34 +307,3 @@ def check_asns(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagno
         if device.asn > 4294967294:
             default: PathKey = ("bgp", f"{device.role}_asn")
             yield _at(source, pins.get(device.name, default), f"{device.name}: ASN {device.asn} is out of range (1-4294967294)")
-
-
-STRUCTURAL_CHECKS: tuple[Check, ...] = (check_pools, check_ports)
-"""Root causes: when one of these fails, addresses spill into neighbouring blocks and the
-duplicate-address check would only repeat the same problem hundreds of times."""
-
-CHECKS: tuple[Check, ...] = (
-    check_names,
-    check_oversubscription,
-    check_roce,
-    check_traffic_classes,
-    check_load_balancing,
-    check_mtu,
-    check_asns,
-    check_infiniband,
-    check_rails,
-    check_tier_asns,
-)
-
-
-def check_plan(plan: Plan, inputs: Inputs) -> list[Diagnostic]:
-    """Every check's findings; the duplicate check only when the structural ones pass."""
-    source = inputs.source
-    found: list[Diagnostic] = []
-    for check in STRUCTURAL_CHECKS:
-        found.extend(check(plan, inputs, source))
-    if not any(d.is_error for d in found):
-        found.extend(check_duplicates(plan, inputs, source))
-    for check in CHECKS:
-        found.extend(check(plan, inputs, source))
-    return found

@@ -3,6 +3,8 @@ against platform and catalog data (never a platform name in code):
 
 - RoCE's no-drop class or the strict CNP class on the traffic class that carries default
   (DSCP 0) traffic on some platform (`qos.best_effort_tc`: EOS TC1, NX-OS qos-group 0);
+- RoCE on the strict network-control class, or a strict CNP class below a round-robin queue
+  on a platform whose scheduler cannot do that (`qos.strict_above_round_robin`: EOS);
 - `roce.load_balancing: flowlet` on a model that has no dynamic load balancing fabricgen can
   render (catalog `dynamic_load_balancing`, platform `dlb_modes`);
 - `roce.dcbx` on a platform without a per-port DCBX command (warned: nothing is rendered there).
@@ -45,6 +47,42 @@ def check_traffic_classes(plan: Plan, inputs: Inputs, source: SourceMap) -> Iter
                 f"CNP traffic class {default_tc} is the traffic class of default traffic (DSCP 0) on {platform.title}: "
                 "all unmarked traffic would run strict priority above RoCE",
                 hint=f"leave roce.cnp_traffic_class out: the default here is {platform.cnp_traffic_class_default}",
+            )
+
+
+def check_strict_queues(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
+    """Strict priority is for CNP and network control only. RoCE on the network-control class
+    would run strict above everything; and where the scheduler makes every queue below a
+    round-robin one round-robin too (`qos.strict_above_round_robin`: EOS Trident/Tomahawk,
+    `no priority` on queue N covers 0..N), a strict class below a round-robin class cannot be
+    configured: the config would say strict and the switch would schedule it round-robin."""
+    roce = plan.roce
+    if roce is None:
+        return
+    for name in sorted({d.platform for d in plan.devices}):
+        profile = roce.profiles.get(name)
+        if profile is None:
+            continue
+        title = platforms()[name].title
+        control = profile.network_control_traffic_class
+        if roce.no_drop_priority == control:
+            yield source.diagnostic(
+                ("roce", "no_drop_priority"),
+                f"no-drop priority {control} is the strict network-control class (DSCP CS6/CS7) on {title}: "
+                "RoCE would run strict priority above every other queue",
+                hint="use a class below the strict ones; 3, as NVIDIA, AMD and Cisco examples do",
+            )
+        if not platforms()[name].qos.get("strict_above_round_robin"):
+            continue
+        strict = sorted(q.traffic_class for q in profile.queues if q.strict)
+        weighted_above = [q.traffic_class for q in profile.queues if not q.strict and q.traffic_class > strict[0]]
+        if weighted_above:
+            yield source.diagnostic(
+                ("roce", "cnp_traffic_class"),
+                f"CNP traffic class {profile.cnp_traffic_class} sits below round-robin queue {max(weighted_above)} on {title}: "
+                f"its scheduler makes every queue below a round-robin one round-robin, so CNP would not be strict",
+                hint=f"use CNP class {profile.network_control_traffic_class - 1} or {profile.network_control_traffic_class} "
+                "(the strict queues must be the highest-numbered), or leave roce.cnp_traffic_class out",
             )
 
 

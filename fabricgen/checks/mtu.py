@@ -1,4 +1,4 @@
-"""MTU along every path (registered in `checks.CHECKS`).
+"""MTU along every path (named in `checks/registry.py`).
 
 A frame larger than the MTU of a port it crosses is dropped when it carries DF (RoCEv2 always
 does), so the plan's MTUs must agree: both ends of a cable run the same MTU, no cable runs more

@@ -1,4 +1,4 @@
-"""Checks of three-tier and rail-optimised plans (registered in `checks.CHECKS`).
+"""Checks of three-tier and rail-optimised plans (named in `checks/registry.py`).
 
 Like every check they read the finished plan only, and each is linear in its size.
 """

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fabricgen.core.model import Plan
+from fabricgen.core.units import format_ratio, format_size
 from fabricgen.plan.inputs import Inputs
 
 
@@ -89,16 +90,16 @@ def _print_asns(plan: Plan, console: Console) -> None:
 def _print_oversubscription(plan: Plan, console: Console) -> None:
     over = _table("Oversubscription", "device", "down", "up", "ratio")
     for item in plan.oversubscription:
-        over.add_row(item.device, f"{item.downlink_gbps}G", f"{item.uplink_gbps}G", f"{item.ratio:.2f}:1")
+        over.add_row(item.device, f"{item.downlink_gbps}G", f"{item.uplink_gbps}G", format_ratio(item.ratio))
     roles = {d.name: d.role for d in plan.devices}
     for role in ("leaf", "spine"):
         tier = [o for o in plan.oversubscription if roles.get(o.device) == role]
         if tier:
             down = sum(o.downlink_gbps for o in tier)
             up = sum(o.uplink_gbps for o in tier)
-            over.add_row(f"[bold]{role} tier[/bold]", f"{down}G", f"{up}G", f"{down / up:.2f}:1" if up else "-")
+            over.add_row(f"[bold]{role} tier[/bold]", f"{down}G", f"{up}G", format_ratio(down / up) if up else "-")
     console.print(over)
-    console.print(f"allowed: {plan.max_oversubscription:g}:1")
+    console.print(f"allowed: {format_ratio(plan.max_oversubscription)}")
 
 
 def _print_policy(plan: Plan, console: Console) -> None:
@@ -109,7 +110,7 @@ def _print_policy(plan: Plan, console: Console) -> None:
         policy.add_row("DSCP data / CNP", f"{r.dscp_data} / {r.dscp_cnp} (host ToS {r.host_tos})")
         policy.add_row("CNP traffic class", ", ".join(f"{k} {v}" for k, v in sorted(r.cnp_traffic_class.items())))
         policy.add_row(
-            "ECN", f"{r.ecn_min_bytes // 1000} KB - {r.ecn_max_bytes // 1000} KB, {r.ecn_probability} %" if r.ecn_enabled else "off"
+            "ECN", f"{format_size(r.ecn_min_bytes)} - {format_size(r.ecn_max_bytes)}, {r.ecn_probability} %" if r.ecn_enabled else "off"
         )
         policy.add_row(
             "PFC watchdog", f"{r.watchdog_timeout_ms} ms timeout, {r.watchdog_recovery_ms} ms recovery" if r.pfc_watchdog else "off"
@@ -133,12 +134,14 @@ def print_growth(plan: Plan, inputs: Inputs, console: Console, target: tuple[int
     if not found:
         return
     for dimension in found:
-        table = _table(f"Growth headroom: by {dimension.unit} ({dimension.key}, today {dimension.today})", "limit", "per unit", "holds")
+        table = _table(f"Growth headroom: by {dimension.heading()}", "limit", "per unit", "holds")
         for limit in limits(plan, dimension):
             table.add_row(limit.what, limit.per_unit, f"{limit.holds} {dimension.units}")
         console.print(table)
     outer = found[0]
-    console.print(f"one {outer.unit} adds {outer.leaves} leaves and {outer.gpus} GPU ports; the smallest 'holds' is the limit")
+    console.print(
+        f"one {outer.unit} adds {outer.leaves} {'leaf' if outer.leaves == 1 else 'leaves'} and {outer.gpus} GPU ports; the smallest 'holds' is the limit"
+    )
     if target is None:
         return
     count, kind = target

@@ -1,7 +1,8 @@
 """The hardware catalog and platform facts, read from data files.
 
 Built-in models live in `data/catalog.yml`; an inventory's `models:` section adds or replaces
-entries. Platform facts live in `data/platforms.yml`.
+entries. Platform facts are each platform's `facts:` in `fabricgen/platforms/<os>/platform.yml`,
+read through the platform registry.
 """
 
 from __future__ import annotations
@@ -10,15 +11,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fabricgen import platforms as registry
+from fabricgen.core.datafile import read_yaml
 from fabricgen.core.model import Model, NicModel, Platform
-from fabricgen.core.usercache import parsed
-
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader when PyYAML was built with it: the same documents, parsed about ten
-times faster (the catalog alone took a tenth of a second with the pure-Python loader, most of
-the fixed cost of planning a small fabric)."""
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 """The packaged data files (a folder of the installed package, as the templates are:
@@ -27,16 +22,10 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 
 @cache
 def _read_data(name: str) -> dict[str, Any]:
-    """A packaged data file, parsed once per process, and kept parsed between runs in the user's
-    cache (`usercache.parsed`: 0.3 ms instead of 14 ms for the files a render reads). Callers
-    only read it."""
-    text = (DATA / name).read_text(encoding="utf-8")
-    data: dict[str, Any] = parsed(name, text, _parse_yaml, f"PyYAML {yaml.__version__} {_SAFE_LOADER.__name__}")
+    """A packaged data file, parsed once per process (and kept parsed between runs in the
+    user's cache, see `core.datafile`). Callers only read it."""
+    data: dict[str, Any] = read_yaml(DATA / name, name)
     return data
-
-
-def _parse_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_SAFE_LOADER)
 
 
 def catalog_data(name: str) -> Any:
@@ -45,7 +34,7 @@ def catalog_data(name: str) -> Any:
 
 
 def catalog_section(name: str) -> Any:
-    """One top-level section of `data/catalog.yml` (`optics`, `containerlab`, `hier_config`),
+    """One top-level section of `data/catalog.yml` (`optics`, `nics`, `containerlab_server`),
     parsed once per process, so every module reads the catalog the same way."""
     return _read_data("catalog.yml")[name]
 
@@ -105,7 +94,8 @@ def models_for(inventory_models: dict[str, Any]) -> dict[str, Model]:
 
 @cache
 def platforms() -> dict[str, Platform]:
-    result = {}
-    for name, entry in sorted(_read_data("platforms.yml")["platforms"].items()):
-        result[name] = Platform(name=name, **{**entry, "config_sections": tuple(entry.get("config_sections", ()))})
-    return result
+    """Every platform an inventory may name, by name (sorted), as the plan's records."""
+    return {
+        name: Platform(name=name, **{**facts, "config_sections": tuple(facts.get("config_sections", ()))})
+        for name, facts in sorted(registry.section("facts").items())
+    }

@@ -128,7 +128,7 @@ class NicModel:
 
 @record
 class Platform:
-    """Facts about one operating system (from data/platforms.yml)."""
+    """Facts about one operating system (from platforms/<os>/platform.yml)."""
 
     name: str
     title: str
@@ -400,9 +400,19 @@ class QosQueue:
     bandwidth_percent: int
     """Round-robin share; the non-strict queues of a platform's list sum to 100."""
     strict: bool
-    """Strict priority (CNP only); every other queue is scheduled round-robin by its share."""
+    """Strict priority (CNP and network control only); every other queue is round-robin by its share."""
     ecn: bool
     no_drop: bool
+
+
+@record
+class DscpClass:
+    """DSCP values that one purpose sends to one traffic class (one `qos map dscp` line on EOS)."""
+
+    purpose: str
+    """`roce`, `cnp`, `network-control` or `default` (every DSCP not named by the others)."""
+    dscps: tuple[int, ...]
+    traffic_class: int
 
 
 @record
@@ -427,6 +437,11 @@ class QosProfile:
     """The platform counts ECN marks of a queue only when told (EOS `random-detect ecn count`)."""
     load_interval: int = 0
     """Rate-counter interval (s) of RoCE ports where the default is too coarse; 0 keeps the default."""
+    network_control_traffic_class: int = 7
+    """Strict class of network control (DSCP CS6/CS7 other than CNP's), platform data."""
+    dscp_map: tuple[DscpClass, ...] = ()
+    """Every DSCP 0-63 to its traffic class, by purpose (RoCE, CNP, network control, the rest),
+    so no switch default decides which queue a marked packet reaches."""
 
 
 @record

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from fabricgen.artifacts.hosts import COLUMNS, host_rows
 from fabricgen.core.model import Plan, RocePolicy
+from fabricgen.core.units import format_ratio, format_size
 
 MAX_NAMED = 3
 """NICs named per host change; the rest are counted."""
@@ -23,8 +24,8 @@ POLICY_KEYS: tuple[tuple[str, Callable[[RocePolicy], object]], ...] = (
     ("roce.dscp.cnp", lambda r: r.dscp_cnp),
     ("roce.cnp_traffic_class", lambda r: ", ".join(f"{k} {v}" for k, v in sorted(r.cnp_traffic_class.items()))),
     ("roce.ecn.enabled", lambda r: r.ecn_enabled),
-    ("roce.ecn.min", lambda r: f"{r.ecn_min_bytes} bytes"),
-    ("roce.ecn.max", lambda r: f"{r.ecn_max_bytes} bytes"),
+    ("roce.ecn.min", lambda r: format_size(r.ecn_min_bytes)),
+    ("roce.ecn.max", lambda r: format_size(r.ecn_max_bytes)),
     ("roce.ecn.probability", lambda r: r.ecn_probability),
     ("roce.pfc_watchdog.enabled", lambda r: r.pfc_watchdog),
     ("roce.pfc_watchdog.timeout_ms", lambda r: r.watchdog_timeout_ms),
@@ -57,7 +58,7 @@ def policy_changes(old: Plan, new: Plan) -> list[str]:
         if old_pools.get(key) != new_pools.get(key):
             changes.append(_arrow(key, old_pools.get(key), new_pools.get(key)))
     if old.max_oversubscription != new.max_oversubscription:
-        changes.append(_arrow("oversubscription.max_ratio", f"{old.max_oversubscription:g}", f"{new.max_oversubscription:g}"))
+        changes.append(_arrow("oversubscription.max_ratio", format_ratio(old.max_oversubscription), format_ratio(new.max_oversubscription)))
     if old.transport != new.transport:
         changes.append(_arrow("fabric.transport", old.transport, new.transport))
     return changes

@@ -16,10 +16,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabricgen.configs.devices import device_configs
 from fabricgen.core.model import Device, Link, Plan
+from fabricgen.core.units import format_length
 from fabricgen.diffing.hostside import host_changes, policy_changes
 from fabricgen.plan.allocate import ip_int
-from fabricgen.render.producers import RenderContext, device_configs, tidy
+from fabricgen.render.context import RenderContext
+from fabricgen.render.tidy import tidy
 
 CableKey = tuple[str, str, str, str]
 
@@ -128,7 +131,7 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
         before, after = old_cables[key], new_cables[key]
         if (before.speed, before.length_m) != (after.speed, after.length_m):
             result.cables_changed.append(
-                f"{_cable_text(key)}: {before.speed}G {before.length_m:g} m -> {after.speed}G {after.length_m:g} m"
+                f"{_cable_text(key)}: {before.speed}G {format_length(before.length_m)} -> {after.speed}G {format_length(after.length_m)}"
             )
     return result
 

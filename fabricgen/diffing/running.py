@@ -3,7 +3,7 @@ config into the rendered one (remediation) and back (rollback), computed offline
 hier_config. The hier_config platform of each fabricgen platform is data (`catalog.yml`,
 `hier_config:`).
 
-Only the sections fabricgen owns are compared (data/ownership.yml): users, AAA, SSH/API, SNMP,
+Only the sections fabricgen owns are compared (platforms/<os>/ownership.yml): users, AAA, SSH/API, SNMP,
 boot, CoPP, agents and anything else fabricgen does not render are never in a remediation, and
 the platform's default lines (`no shutdown`, lines EOS always displays) are dropped on both
 sides, so a device that matches comes back empty. Both outputs are redacted (password hashes,
@@ -17,13 +17,13 @@ from functools import cache
 
 from hier_config import Platform, WorkflowRemediation, get_hconfig
 
-from fabricgen.core.catalog import catalog_section
+from fabricgen import platforms as registry
 from fabricgen.push.ownership import owned_text, redact
 
 
 @cache
 def hier_platforms() -> dict[str, str]:
-    data: dict[str, str] = catalog_section("hier_config")
+    data: dict[str, str] = registry.section("hier_config")
     return data
 
 

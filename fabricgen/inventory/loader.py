@@ -63,6 +63,10 @@ class SourceMap:
     file: str
     values: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
     keys: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
+    plain: dict[PathKey, str] = field(default_factory=dict)
+    """The text of each unquoted scalar that YAML 1.1 typed as a number or boolean (`1:1` is
+    61, `010` is 8, `on` is true): the schema-aware stage (`inventory/implicit.py`) reads it
+    as the person meant it where the schema expects another type, or refuses it."""
 
     def locate(self, path: PathKey, *, key: bool = False) -> tuple[int, int]:
         """Best position for a path: the exact node, else the closest existing parent."""
@@ -294,6 +298,8 @@ class _Converter:
         if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
             self._problem(node, path, f"expected a finite number, got {node.value!r}")
             return None
+        if node.style is None and isinstance(value, int | float):  # bool is an int
+            self.source.plain[path] = node.value
         return value
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[str, Any]:

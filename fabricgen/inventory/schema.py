@@ -7,24 +7,27 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from fabricgen.core.catalog import DATA
 from fabricgen.core.counts import COUNT_PATTERN
 from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.units import (
     LENGTH_PATTERN,
+    RATIO_PATTERN,
     SIZE_PATTERN,
     SPEED_PATTERN,
     normalise_count,
     normalise_length,
+    normalise_ratio,
     normalise_size,
     normalise_speed,
 )
 from fabricgen.inventory.conforms import conforms
+from fabricgen.inventory.implicit import expected_types, read_as_meant
 from fabricgen.inventory.loader import PathKey, SourceMap, format_path
+from fabricgen.inventory.schemafile import checked_schema
 
 if TYPE_CHECKING:
     import jsonschema
@@ -47,6 +50,7 @@ _PATTERN_HINTS = {
     "{index": "the pattern must contain {index} or {index:02d}",
     "[a-z0-9-]{0,39}$": "use lower case letters, digits and dashes, at most 40 characters",
     "0x[0-9a-fA-F]{16}$": "write GUIDs as 0x plus 16 hex digits, in quotes",
+    "[0-9]{1,4})?)?$": "write ratios like 3:1, 1:1 or 1.5",
 }
 
 
@@ -70,9 +74,9 @@ REQUIRED_BECAUSE = {
 
 @cache
 def fabric_schema() -> dict[str, Any]:
-    text = (DATA / "fabric.schema.json").read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    """The schema the checks read: the published file, its platform enum from the registry,
+    `$ref`s inlined (see `schemafile`)."""
+    return checked_schema()
 
 
 def _describe(value: Any) -> str:
@@ -170,23 +174,32 @@ def _validator() -> Any:
     return validator_class(fabric_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
-_NORMALISERS = {
+_NORMALISERS: dict[str, Callable[[str], tuple[Any, str]]] = {
     SPEED_PATTERN: normalise_speed,
     SIZE_PATTERN: normalise_size,
     LENGTH_PATTERN: normalise_length,
     COUNT_PATTERN: normalise_count,
+    RATIO_PATTERN: normalise_ratio,
 }
-"""Unit-bearing values by the schema pattern that checks them."""
+"""Unit-bearing values by the schema pattern that checks them (a ratio becomes its number)."""
 
 
 def normalise_units(data: Any, source: SourceMap) -> tuple[Any, list[Diagnostic]]:
-    """A copy of `data` with speeds, sizes, lengths and counts in canonical form (`400 g` ->
-    `400G`, `1mb` -> `1MB`, `70b` -> `70B`), and a diagnostic for each value that could mean two
-    things (`400GB`, `100Kb`). Run before the schema, so the schema, the plan and every output
+    """A copy of `data` with every unquoted scalar read as meant (`inventory/implicit.py`:
+    `1:1` where a ratio is expected is 1:1, not YAML 1.1's 61), speeds, sizes, lengths and
+    counts in canonical form (`400 g` -> `400G`, `1mb` -> `1MB`, `0.5km` -> `500m`), ratios as
+    their number (`3:1` -> 3.0), and a diagnostic for each value that could mean two things
+    (`400GB`, `100Kb`, `010`). Run before the schema, so the schema, the plan and every output
     see the canonical form; the schema then checks the range as usual."""
     problems: list[Diagnostic] = []
 
     def walk(schema: dict[str, Any], value: Any, path: PathKey) -> Any:
+        text = source.plain.get(path)
+        if text is not None and not isinstance(value, dict | list):
+            value, why, hint = read_as_meant(text, value, expected_types(schema))
+            if why:
+                problems.append(source.diagnostic(path, why, hint=hint))
+                return value
         if isinstance(value, str):
             normalise = _NORMALISERS.get(str(schema.get("pattern", "")))
             if normalise is None:

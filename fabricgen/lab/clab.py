@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabricgen import platforms as registry
 from fabricgen.core.catalog import catalog_section
 from fabricgen.lab.configs import DAEMONS_FILE, frr_config, lldpd_config
 from fabricgen.lab.lab import SERVER_SYSCTLS, SWITCH_SYSCTLS
@@ -50,9 +51,10 @@ def _server_node(server: LabServer, image: dict[str, str], servers_prefix: str) 
 
 
 def topology_document(topology: LabTopology) -> dict[str, Any]:
-    images: dict[str, dict[str, str]] = catalog_section("containerlab_frr")
-    nodes: dict[str, Any] = {s.name: _switch_node(s, images["switch"]) for s in topology.switches}
-    nodes.update({s.name: _server_node(s, images["server"], topology.servers_prefix) for s in topology.servers})
+    switch_image: dict[str, str] = registry.entry("frr")["containerlab"]
+    server_image: dict[str, str] = catalog_section("containerlab_server")
+    nodes: dict[str, Any] = {s.name: _switch_node(s, switch_image) for s in topology.switches}
+    nodes.update({s.name: _server_node(s, server_image, topology.servers_prefix) for s in topology.servers})
     links = [{"endpoints": [f"{c.a_node}:{c.a_kernel}", f"{c.z_node}:{c.z_kernel}"]} for c in topology.cables]
     document: dict[str, Any] = {"name": f"{topology.fabric}-frr", "topology": {"nodes": nodes}}
     if links:

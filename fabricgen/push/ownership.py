@@ -1,10 +1,10 @@
 """Which sections of a switch config fabricgen owns, which it never touches, which lines are
-the platform's defaults, and which values are secrets: `data/ownership.yml`, one entry per
-platform. The push, `diff --running` and the drift check all read it, so they agree on what a
+the platform's defaults, and which values are secrets: `ownership.yml` in each platform's folder
+(fabricgen/platforms/<os>/). The push, `diff --running` and the drift check all read it, so they agree on what a
 change may touch.
 
 Platforms are looked up by fabricgen platform name (`eos`) or by Ansible network OS
-(`arista.eos.eos`, from platforms.yml), so the playbooks pass what they already know.
+(`arista.eos.eos`, the platform's `facts`), so the playbooks pass what they already know.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
+from fabricgen import platforms as registry
 from fabricgen.core.catalog import platforms
 from fabricgen.push.sections import Section, split_sections
 
@@ -25,7 +23,7 @@ REDACTED = "<redacted>"
 
 @dataclass(frozen=True, slots=True)
 class ApiNeed:
-    """What one Ansible connection plugin needs in the config (see data/ownership.yml `api:`)."""
+    """What one Ansible connection plugin needs in the config (see `api:` in a platform's ownership.yml)."""
 
     section: str
     required: bool = False
@@ -90,8 +88,7 @@ def _api(entry: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[ApiNeed, ...
 
 @cache
 def _table() -> dict[str, Ownership]:
-    text = resources.files("fabricgen").joinpath("data/ownership.yml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)["platforms"]
+    data: dict[str, Any] = registry.ownership_tables()
     return {
         name: Ownership(
             platform=name,
@@ -124,7 +121,7 @@ def ownership(platform: str) -> Ownership:
     for name, facts in platforms().items():
         if facts.ansible_network_os == platform and name in table:
             return table[name]
-    raise KeyError(f"no ownership data for platform {platform!r} (fabricgen/data/ownership.yml)")
+    raise KeyError(f"no ownership data for platform {platform!r} (fabricgen/platforms/<os>/ownership.yml)")
 
 
 def normalised(owner: Ownership, section: Section) -> Section:

@@ -1,51 +1,8 @@
-"""Checks of an inventory beyond its schema, in three steps of the pipeline:
-
-- `check_raw`: on the document as read (control characters, keys included);
-- `check_document`: on the schema-valid document with defaults, before the plan is built
-  (names, addresses, identity, settings); their errors stop the pipeline, since the planner
-  would otherwise expand them into garbage or fail;
-- `check_planned`: on the plan, for what only the expansion knows (derived ASNs, derived
-  management addresses).
-
-Each check is a pure function of the document (or plan) and the source map, returning located
-diagnostics; none changes anything. `validate` runs all of them, so it refuses everything
-`render` would.
+"""Checks of an inventory document beyond its schema: control characters (`text.py`), names,
+addresses, identity and settings. Each is a pure function of the document and its source map;
+`fabricgen/checks/registry.py` names them and runs them, with the plan's checks.
 """
 
-from __future__ import annotations
+from fabricgen.inventory.validation import addresses, identity, names, settings, text
 
-from collections.abc import Callable, Iterable
-from typing import Any
-
-from fabricgen.core.diagnostics import Diagnostic
-from fabricgen.core.model import Plan
-from fabricgen.inventory.loader import SourceMap
-from fabricgen.inventory.validation.addresses import check_addresses, check_gateway_users
-from fabricgen.inventory.validation.identity import check_identity, check_reserved_asns
-from fabricgen.inventory.validation.names import check_names
-from fabricgen.inventory.validation.settings import check_settings
-from fabricgen.inventory.validation.text import check_text
-
-DocumentCheck = Callable[[dict[str, Any], SourceMap], list[Diagnostic]]
-PlanCheck = Callable[[Plan, dict[str, Any], SourceMap], Iterable[Diagnostic]]
-
-DOCUMENT_CHECKS: tuple[DocumentCheck, ...] = (check_addresses, check_identity, check_names, check_settings)
-PLAN_CHECKS: tuple[PlanCheck, ...] = (check_gateway_users, check_reserved_asns)
-
-
-def check_raw(data: Any, source: SourceMap) -> list[Diagnostic]:
-    return check_text(data, source)
-
-
-def check_document(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    found: list[Diagnostic] = []
-    for check in DOCUMENT_CHECKS:
-        found.extend(check(doc, source))
-    return found
-
-
-def check_planned(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    return [finding for check in PLAN_CHECKS for finding in check(plan, doc, source)]
-
-
-__all__ = ["DOCUMENT_CHECKS", "PLAN_CHECKS", "check_document", "check_planned", "check_raw"]
+__all__ = ["addresses", "identity", "names", "settings", "text"]

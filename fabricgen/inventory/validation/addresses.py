@@ -12,9 +12,9 @@ import ipaddress
 from typing import Any
 
 from fabricgen.core.diagnostics import Diagnostic
-from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import SourceMap
-from fabricgen.inventory.validation.common import place, warning
+from fabricgen.inventory.validation.common import warning
+from fabricgen.inventory.validation.special import PRIVATE_RANGES, is_private, special_range
 
 POOLS = ("loopbacks", "fabric", "servers", "management")
 FABRIC_POOLS = ("loopbacks", "fabric", "servers")
@@ -68,6 +68,7 @@ def check_addresses(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
                 found.append(source.diagnostic(("addressing", name), problem, hint=hint))
             else:
                 pools[name] = ipaddress.IPv4Network(addressing[name])
+                found += _check_pool_range(name, pools[name], source)
     transport = doc["fabric"].get("transport", "roce")
     if transport == "roce" and doc.get("servers", {}).get("per_leaf", 0) and "servers" not in addressing and "addressing" in doc:
         found.append(
@@ -82,6 +83,32 @@ def check_addresses(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
     found += _check_pinned_management(doc, pools.get("management"), source)
     found += _check_services(doc, pools, source)
     return found
+
+
+def _check_pool_range(name: str, pool: ipaddress.IPv4Network, source: SourceMap) -> list[Diagnostic]:
+    """A pool in a special-purpose range (special.py) is refused with the range's name; a public
+    pool is a warning, since some operators address their fabric from their own public space."""
+    path = ("addressing", name)
+    special = special_range(pool)
+    if special:
+        return [
+            source.diagnostic(
+                path,
+                f"{pool} overlaps the special-purpose range {special}",
+                hint="use private space: 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16",
+            )
+        ]
+    if not is_private(pool):
+        private = ", ".join(f"{prefix}" for prefix, _ in PRIVATE_RANGES)
+        return [
+            warning(
+                source,
+                path,
+                f"{pool} is public address space, outside the private-use ranges {private} (RFC 1918, RFC 6598)",
+                hint="fine if your organisation holds it; otherwise use private space",
+            )
+        ]
+    return []
 
 
 def _check_gateway(addressing: dict[str, Any], pool: ipaddress.IPv4Network | None, source: SourceMap) -> list[Diagnostic]:
@@ -131,39 +158,3 @@ def _check_services(doc: dict[str, Any], pools: dict[str, ipaddress.IPv4Network]
                     )
                 )
     return found
-
-
-def check_gateway_users(plan: Plan, doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    """The management gateway (given, or the pool's first address) must not also be a switch's
-    management address, pinned or derived."""
-    addressing = doc.get("addressing") or {}
-    if "management" not in addressing:
-        return []
-    pool = ipaddress.IPv4Network(addressing["management"])
-    gateway = addressing.get("management_gateway") or str(pool.network_address + 1)
-    given = "management_gateway" in addressing
-    for device in plan.devices:
-        if device.management == gateway:
-            pinned = _pinned_management_path(doc, gateway)
-            path = pinned or ("addressing", "management_gateway" if given else "management")
-            gateway_place = (
-                place(source, ("addressing", "management_gateway"))
-                if given
-                else f"the pool's first address, {place(source, ('addressing', 'management'))}"
-            )
-            return [
-                source.diagnostic(
-                    path,
-                    f"{device.name}'s management address {gateway} is the management gateway ({gateway_place})",
-                    hint="pin another address, or set addressing.management_gateway",
-                )
-            ]
-    return []
-
-
-def _pinned_management_path(doc: dict[str, Any], address: str) -> tuple[str | int, ...] | None:
-    for key in ("spines", "leaves", "superspines"):
-        for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-            if node.get("management") == address:
-                return (key, "nodes", position, "management")
-    return None

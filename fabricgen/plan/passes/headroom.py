@@ -10,7 +10,7 @@ Per port and no-drop priority (Cisco PFC white paper c11-542809, IEEE 802.1Qbb):
 - the cable round trip: the PAUSE travels up the cable while data keeps coming down it;
 - the peer's response time: how long its MAC/PHY take to stop after receiving the PAUSE.
 
-The peer's response time is platform data (`pfc_response_ns` in data/platforms.yml); the cable's
+The peer's response time is platform data (`pfc_response_ns` in platforms/<os>/platform.yml); the cable's
 length, speed and MTU come from the cable. The wiring passes give each port its stage's figure
 (`cable_headroom`, computed once per distinct cable: a stage's cables share length, speed, MTU
 and platforms); after the cabling pass, `port_headroom` works out the figures of the cables whose

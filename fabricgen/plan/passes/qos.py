@@ -2,19 +2,23 @@
 
 One `RocePolicy` for the fabric and one `QosProfile` per RoCE platform: which egress queues
 its configuration lists, their names and scheduler shares. Queue naming conventions are
-platform data (`data/platforms.yml: qos`); the templates only print the profile.
+platform data (`platforms/<os>/platform.yml: qos`); the templates only print the profile.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fabricgen.core.model import Platform, QosProfile, QosQueue, RocePolicy
+from fabricgen.core.model import DscpClass, Platform, QosProfile, QosQueue, RocePolicy
 from fabricgen.core.units import size_bytes
 from fabricgen.plan.inputs import RoceInput
 
 QUEUES = 8
 """Egress queues (traffic classes 0-7) of the RoCE profile on every Ethernet platform."""
+DSCPS = 64
+NETWORK_CONTROL_DSCP = (48, 56)
+"""Class selectors CS6 (network control, routing protocols) and CS7 (reserved for it), RFC 4594
+section 3.1 / RFC 2474: the only DSCPs besides CNP's that a strict queue carries."""
 
 
 def roce_policy(roce: RoceInput, all_platforms: Mapping[str, Platform]) -> RocePolicy:
@@ -57,22 +61,47 @@ def _threshold(size: int) -> str:
     return f"{size // 1000} kbytes" if size % 1000 == 0 else f"{size} bytes"
 
 
+def dscp_map(roce: RoceInput, data_tc: int, cnp_tc: int, control_tc: int, default_tc: int) -> tuple[DscpClass, ...]:
+    """Every DSCP to a class on purpose: RoCE's, CNP's, network control (CS6/CS7 unless RoCE or
+    CNP use them) strict with CNP, and everything else default traffic, round-robin.
+
+    >>> from types import SimpleNamespace as N
+    >>> [(c.purpose, c.dscps[:3], c.traffic_class) for c in dscp_map(N(dscp_data=26, dscp_cnp=48), 3, 6, 7, 1)]
+    [('default', (0, 1, 2), 1), ('roce', (26,), 3), ('cnp', (48,), 6), ('network-control', (56,), 7)]
+    """
+    control = tuple(d for d in NETWORK_CONTROL_DSCP if d not in (roce.dscp_data, roce.dscp_cnp))
+    named = {roce.dscp_data, roce.dscp_cnp, *control}
+    classes = [
+        DscpClass("default", tuple(d for d in range(DSCPS) if d not in named), default_tc),
+        DscpClass("roce", (roce.dscp_data,), data_tc),
+        DscpClass("cnp", (roce.dscp_cnp,), cnp_tc),
+    ]
+    if control:
+        classes.append(DscpClass("network-control", control, control_tc))
+    return tuple(sorted(classes, key=lambda c: (c.traffic_class, c.dscps)))
+
+
 def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: RoceInput, ecn: bool) -> QosProfile:
     """The RoCE policy in one platform's terms: which queues its config lists, their names and
     scheduling. RoCE and default traffic (the traffic class of DSCP 0 on this platform) share the
-    port round-robin, RoCE by bandwidth_percent and default traffic the rest; CNP is strict."""
+    port round-robin, RoCE by bandwidth_percent and default traffic the rest; CNP and network
+    control are strict; every other queue is round-robin with no share (no DSCP reaches it)."""
     conv = platform.qos
     best_effort = int(conv.get("best_effort_tc", 0))
+    control_tc = int(conv.get("network_control_tc", QUEUES - 1))
+    strict = {cnp_tc, control_tc}
     shares = dict.fromkeys(range(QUEUES), 0)
     shares[best_effort] += 100 - roce.bandwidth_percent
     shares[data_tc] += roce.bandwidth_percent
-    shares[cnp_tc] = 0
+    for tc in strict:
+        shares[tc] = 0
 
     def queue(tc: int, pattern: str, default: str) -> QosQueue:
         name = (default if tc == 0 else pattern).format(tc=tc)
-        return QosQueue(tc, name, shares[tc], tc == cnp_tc, ecn and tc == data_tc, tc == data_tc)
+        return QosQueue(tc, name, shares[tc], tc in strict, ecn and tc == data_tc, tc == data_tc)
 
-    listed = range(QUEUES - 1, -1, -1) if conv.get("queues") == "all" else sorted({best_effort, data_tc, cnp_tc})
+    order = {"all": range(QUEUES - 1, -1, -1), "all-ascending": range(QUEUES)}
+    listed = order.get(str(conv.get("queues")), sorted({best_effort, data_tc, cnp_tc}))
     queues = tuple(queue(tc, conv.get("queue_name", "{tc}"), conv.get("default_queue_name", "{tc}")) for tc in listed)
     pause: tuple[QosQueue, ...] = ()
     if conv.get("pause_name"):
@@ -89,4 +118,6 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: RoceInput,
         best_effort_traffic_class=best_effort,
         ecn_counters=bool(conv.get("ecn_counters", False)),
         load_interval=int(conv.get("load_interval", 0)),
+        network_control_traffic_class=control_tc,
+        dscp_map=dscp_map(roce, data_tc, cnp_tc, control_tc, best_effort),
     )
