@@ -106,3 +106,14 @@ def test_ibsim_topology_matches_the_plan() -> None:
 
 def test_rendering_is_deterministic() -> None:
     assert plan_and_files(IB_HDR)[1] == plan_and_files(IB_HDR)[1]
+
+
+def test_log_flush_off_in_production_on_in_verify(tmp_path: Path) -> None:
+    """force_log_flush is a debug feature (OpenSM's default FALSE); only ib verify's copy flushes."""
+    from fabricgen.infiniband.verify import relocate_config
+
+    _, files = plan_and_files(IB_HDR)
+    conf = files["opensm/ib1-sm1/opensm.conf"]
+    assert [line for line in conf.splitlines() if line.startswith("force_log_flush")] == ["force_log_flush FALSE"]
+    relocated = relocate_config(conf, tmp_path, tmp_path)
+    assert "force_log_flush FALSE" not in relocated and "force_log_flush TRUE" in relocated
