@@ -18,7 +18,6 @@ from typing import Any
 from fabricgen.checks.fabric import (
     check_asns,
     check_duplicates,
-    check_infiniband,
     check_names,
     check_oversubscription,
     check_pools,
@@ -26,6 +25,7 @@ from fabricgen.checks.fabric import (
     check_roce,
 )
 from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
+from fabricgen.checks.infiniband import check_infiniband
 from fabricgen.checks.jobs import check_jobs
 from fabricgen.checks.mtu import check_mtu
 from fabricgen.checks.parallelism import check_parallelism
