@@ -8,7 +8,7 @@ format, they do not decide.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields  # noqa: F401 - dataclass: slot_init's doctest
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from fabricgen.core.records import record
 
@@ -348,6 +348,54 @@ class Link:
         return self.kind in HOST_LINK_KINDS
 
 
+class CableEnd(NamedTuple):
+    """The hardware at one end of a cable: the cage's form factor, the speed of the module (or
+    cable end) in it, how many links share that cage, and the lane rate of this link there.
+
+    A tuple, like Identities and Cable: two are built per link (400,000 at 5,000 switches), and
+    a tuple is built in C, where a frozen dataclass's `__init__` sets each field through
+    `object.__setattr__` (ten times the cost)."""
+
+    device: str
+    port: int
+    interface: str
+    form_factor: str
+    cage_speed: int
+    shared: int
+    lane_rate: int = 0
+    sub: int = 1
+
+
+class Identities(NamedTuple):
+    """What one cable's parts are, as physical items to count: a shared cage holds one module
+    (or one breakout cable) for all its links, a twin-port module's two optical ports take two
+    cords, links sharing one optical port share one splitter cord."""
+
+    cables: tuple[tuple[str, ...], ...]
+    a: tuple[str, ...]
+    z: tuple[str, ...]
+
+    @property
+    def cable(self) -> tuple[str, ...]:
+        return self.cables[0]
+
+
+class Cable(NamedTuple):
+    """A link of a finished plan with its ends' hardware, its media and its physical items."""
+
+    link: Link
+    a: CableEnd
+    z: CableEnd
+    choice: Choice
+    items: Identities
+
+    @property
+    def breakout(self) -> bool:
+        """One physical cable serving several links (a breakout or splitter cable with built-in
+        ends): NetBox's CSV cable import cannot hold it."""
+        return self.choice.kind != "fibre" and (self.a.shared > 1 or self.z.shared > 1)
+
+
 @slot_init
 @record
 class ServerNic:
@@ -664,6 +712,10 @@ class Plan:
     host_mtu: int = 0
     """IP MTU of every server NIC: at most the smallest MTU of any switch-to-switch cable, since
     a server's traffic may cross any of them (0 on InfiniBand)."""
+    cables: tuple[Cable, ...] = field(default=(), repr=False, compare=False)
+    """Every link with its ends' hardware and physical items, in link order (the media pass's
+    physical view of `links`, for the cabling plan, BOM and NetBox export): derived from
+    `links`, so not compared and not written to the plan files."""
 
     def device(self, name: str) -> Device:
         for device in self.devices:
