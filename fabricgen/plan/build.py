@@ -154,9 +154,8 @@ def _build_plan(inputs: Inputs) -> Plan:
     links.extend(sm_links)
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
     hosts = infiniband.subnet_managers if infiniband else ()
-    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
-    bgp, services = inputs.bgp, inputs.services
-    links_in_order = tuple(sorted(media, key=_LINK_ORDER))
+    chosen = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
+    links_in_order, bgp, services = tuple(sorted(chosen, key=_LINK_ORDER)), inputs.bgp, inputs.services
     return Plan(
         name=inputs.fabric.name,
         description=inputs.fabric.description,
