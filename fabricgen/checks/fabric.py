@@ -349,16 +349,9 @@ def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diag
                 hint=_dedicated_sm_hint(plan),
             )
             yield dataclasses.replace(found, severity=Severity.WARNING)
+    yield from _ib_not_one_to_one(plan, sm_ports, source)
     for device in plan.devices:
-        uplinks = sum(1 for i in device.interfaces if i.role == "uplink")
         if device.role == "leaf":
-            hosts = sum(1 for i in device.interfaces if i.role.startswith("server")) + len(sm_ports[device.name])
-            if hosts > uplinks and plan.max_oversubscription <= 1:
-                yield source.diagnostic(
-                    ("servers", "per_leaf"),
-                    f"{device.name} has {hosts} host ports (servers and SM hosts) but {uplinks} uplinks: not 1:1, so ftree's non-blocking fat tree does not hold",
-                    hint="attach fewer hosts per leaf, add uplinks, or raise oversubscription.max_ratio",
-                )
             # The SM host's own port (role `sm`, plan/passes/sm_links.py) does not take its cage from it.
             used = {i.port for i in device.interfaces if i.role != SM_ROLE}
             for sm in ib.subnet_managers:
@@ -381,6 +374,30 @@ def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diag
                     f"{device.name} ({device.model}, radix {radix}) would need {down} leaf-facing ports: a two-tier fat tree of radix {radix} holds at most {radix} leaf links per spine",
                     hint="use fewer leaves or uplinks.per_spine, or a three-tier fabric",
                 )
+
+
+def _ib_not_one_to_one(plan: Plan, sm_ports: dict[str, list[int]], source: SourceMap) -> Iterable[Diagnostic]:
+    """Leaves with more host ports (servers and dedicated SM hosts) than uplinks while the limit
+    is 1:1, grouped by their counts. A leaf the oversubscription check already names (its
+    bandwidth is above the limit) is left out: one cause, one message."""
+    if plan.max_oversubscription > 1:
+        return
+    named = {o.device for o in plan.oversubscription if o.ratio > plan.max_oversubscription + 1e-9}
+    groups: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for device in plan.devices:
+        if device.role != "leaf" or device.name in named:
+            continue
+        uplinks = sum(1 for i in device.interfaces if i.role == "uplink")
+        hosts = sum(1 for i in device.interfaces if i.role.startswith("server")) + len(sm_ports[device.name])
+        if hosts > uplinks:
+            groups[(hosts, uplinks)].append(device.name)
+    for (hosts, uplinks), devices in sorted(groups.items()):
+        yield source.diagnostic(
+            ("servers", "per_leaf"),
+            f"{_names(devices)} {'has' if len(devices) == 1 else 'have'} {hosts} host ports (servers and SM hosts) but {uplinks} uplinks: "
+            "not 1:1, so ftree's non-blocking fat tree does not hold",
+            hint="attach fewer hosts per leaf, add uplinks, or raise oversubscription.max_ratio",
+        )
 
 
 def _free_leaf_ports(plan: Plan) -> dict[str, list[int]]:
