@@ -147,3 +147,22 @@ def test_a_valid_expert_job_validates(tmp_path: Path) -> None:
     result, _ = _validate(tmp_path, {"experts": 64, "expert_parallel": 8, "experts_per_token": 6})
     assert result.exit_code == 0, result.output
     assert "jobs." not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("job", "message"),
+    [
+        ({"tensor_parallel": 4}, "jobs.moe.tensor_parallel: tensor_parallel 4 spans 2 servers of 2 GPUs"),
+        (
+            {"data_parallel": 3},
+            "jobs.moe.data_parallel: data_parallel 3 x tensor_parallel 2 x pipeline_parallel 1 = 6, but the job has 16 GPUs",
+        ),
+        ({"pipeline_parallel": 3}, "jobs.moe: 16 GPUs do not split into tensor_parallel 2 x pipeline_parallel 3 groups"),
+    ],
+)
+def test_validate_refuses_the_parallelism_analyze_refuses(tmp_path: Path, job: dict[str, Any], message: str) -> None:
+    """Before, only `analyze` refused these; `validate` passed the inventory."""
+    result, path = _validate(tmp_path, job)
+    analysed = run(str(path), "--no-simulate")
+    assert result.exit_code == analysed.exit_code == 2, result.output
+    assert message in result.stderr and message in analysed.stderr

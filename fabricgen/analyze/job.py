@@ -13,8 +13,8 @@ from typing import Any
 
 from fabricgen.analyze.costmodel import Job, Network
 from fabricgen.analyze.topology import Fabric, Placement, place
-from fabricgen.checks.experts import problems_of
 from fabricgen.checks.jobs import placement_problems
+from fabricgen.checks.parallelism import parallelism_problems
 from fabricgen.core.counts import parse_count
 from fabricgen.core.diagnostics import Diagnostic, FabricError, Severity
 from fabricgen.inventory.loader import SourceMap
@@ -125,37 +125,6 @@ def _merge(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _parallelism(settings: dict[str, Any], gpus: int, gps: int, problem: Any) -> tuple[int, int, int]:
-    tp = int(settings.get("tensor_parallel") or min(gps, gpus))
-    pp = int(settings["pipeline_parallel"])
-    _not_modelled(tp, gps, problem)
-    dp = settings.get("data_parallel")
-    if dp is None:
-        if gpus % (tp * pp):
-            problem("gpus", f"{gpus} GPUs do not split into tensor_parallel {tp} x pipeline_parallel {pp} groups")
-        dp = max(1, gpus // (tp * pp))
-    elif dp * tp * pp != gpus:
-        problem(
-            "data_parallel",
-            f"data_parallel {dp} x tensor_parallel {tp} x pipeline_parallel {pp} = {dp * tp * pp}, but the job has {gpus} GPUs",
-        )
-    return int(dp), tp, pp
-
-
-def _not_modelled(tp: int, gps: int, problem: Any) -> None:
-    """Refuse what the model would get wrong rather than answer it: tensor parallelism across
-    servers puts per-layer all-reduces on the network, which is not modelled, and ignoring
-    them makes the job look better."""
-    if tp > gps:
-        problem(
-            "tensor_parallel",
-            f"tensor_parallel {tp} spans {-(-tp // gps)} servers of {gps} GPUs: its per-layer all-reduces would cross "
-            f"the network, which the analysis does not model (hint: tensor_parallel <= {gps}, inside one server)",
-        )
-    elif gps % tp:
-        problem("tensor_parallel", f"tensor_parallel {tp} does not divide the {gps} GPUs of a server")
-
-
 def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fabric, source: SourceMap | None) -> ResolvedJob:
     """Fill plan-derived defaults, check the combination, place the job; FabricError otherwise."""
     problems: list[Diagnostic] = []
@@ -168,7 +137,8 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
 
     gps = int(settings.get("gpus_per_server") or int(fabric.server_nics[0]))
     gpus = int(settings.get("gpus") or fabric.servers * gps)
-    dp, tp, pp = _parallelism(settings, gpus, gps, problem)
+    degrees, misfits = parallelism_problems(settings, gpus, gps)
+    dp, tp, pp = degrees.data, degrees.tensor, degrees.pipeline
     try:
         params = parse_count(str(settings["params"]))
         tokens = parse_count(str(settings["tokens_per_step"]))
@@ -178,7 +148,7 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
     for misfit in placement_problems(gpus, gps, fabric.servers, int(fabric.server_nics.min())):
         if misfit.severity is Severity.ERROR:  # shared NICs are modelled (a warning at validate)
             problem(misfit.key, misfit.message)
-    for misfit in problems_of(name, settings, gpus, gps):
+    for misfit in misfits:
         problem(misfit.key, misfit.message)
     if problems:
         raise FabricError(problems)

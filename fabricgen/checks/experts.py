@@ -1,6 +1,6 @@
-"""Whether a `jobs:` entry's mixture-of-experts settings describe a job that can run: one rule,
-used by `validate` (a plan check) and by `fabricgen analyze` (before it models the all-to-all),
-so both refuse the same job with the same words.
+"""Whether a `jobs:` entry's mixture-of-experts settings describe a job that can run: part of
+the one parallelism rule (`checks/parallelism.py`) that `validate` and `fabricgen analyze`
+share, so both refuse the same job with the same words.
 
 The expert-parallel group is formed from data-parallel ranks (Megatron-Core's expert and
 data-modulo-expert groups), next to the tensor-parallel ranks: it must divide the data-parallel
@@ -10,15 +10,7 @@ number of peers per server), and top-k cannot route a token to more experts than
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
-
 from fabricgen.checks.jobs import PlacementProblem
-from fabricgen.core.diagnostics import Diagnostic
-from fabricgen.core.model import Plan
-from fabricgen.inventory.loader import SourceMap
-from fabricgen.inventory.schema import apply_defaults
-from fabricgen.plan.inputs import Inputs
 
 
 def expert_problems(
@@ -68,26 +60,3 @@ def expert_problems(
             )
         )
     return found
-
-
-def problems_of(name: str, settings: Mapping[str, Any], gpus: int, gps: int) -> list[PlacementProblem]:
-    """`expert_problems` with the schema's defaults and those `analyze` fills in from the plan
-    (tensor_parallel: a server, data_parallel: what the GPUs leave)."""
-    filled = apply_defaults({"jobs": {name: dict(settings)}})["jobs"][name]
-    tp = int(filled.get("tensor_parallel") or min(gps, gpus))
-    dp = int(filled.get("data_parallel") or gpus // (tp * int(filled["pipeline_parallel"])) or 1)
-    experts, ep, per_token = (int(filled.get(key) or 0) for key in ("experts", "expert_parallel", "experts_per_token"))
-    return expert_problems(experts, ep, per_token, dp, tp, gps)
-
-
-def check_experts(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
-    """Each job's mixture-of-experts settings, at the key to change (`jobs.<name>.expert_parallel`)."""
-    servers = len(plan.servers)
-    for job in plan.jobs:
-        if not servers:
-            continue
-        gps = int(job.settings.get("gpus_per_server") or len(plan.servers[0].nics))
-        gpus = int(job.settings.get("gpus") or servers * gps)
-        for problem in problems_of(job.name, job.settings, gpus, gps):
-            path = ("jobs", job.name, problem.key) if problem.key in job.settings else ("jobs", job.name)
-            yield source.diagnostic(path, problem.message, key=path == ("jobs", job.name))
