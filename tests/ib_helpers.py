@@ -61,12 +61,17 @@ qos: {enabled: true, max_vls: 4}
 )
 """Rail-optimised, the SMs on servers: the master's port is in t1 as a limited member by plan."""
 
+NDR_SM = 'opensm: {implementation: opensm, version: "3.3.24"}\n'
+"""What an NDR (QM9700) test fabric declares: upstream OpenSM 3.3.24 is the first with NDR port
+rates (data/subnet_managers.yml); without it `validate` refuses the fabric."""
+
 HGX = """\
 fabric: {name: ibh, transport: infiniband}
 spines: {count: 2, model: nvidia-qm9700, name: "ibh-spine{index}"}
 leaves: {count: 2, model: nvidia-qm9700, name: "ibh-leaf{index}"}
 uplinks: {per_spine: 12}
 servers: {per_leaf: 3, ports_per_server: 8, nic: nvidia-connectx-7-osfp, name: "ibh-gpu{leaf_index}{index}"}
+opensm: {implementation: opensm, version: "3.3.24"}
 subnet_managers:
   - {host: ibh-sm1, priority: 15, leaf: ibh-leaf1}
   - {host: ibh-sm2, priority: 14, leaf: ibh-leaf2}

@@ -45,6 +45,8 @@ def inventory(
     }
     if transport == "roce":
         doc["spines"]["platform"] = doc["leaves"]["platform"] = "eos"
+    else:
+        doc["opensm"] = {"version": "3.3.24"}  # NDR needs OpenSM 3.3.24+ (data/subnet_managers.yml)
     if jobs is not None:
         doc["jobs"] = jobs
     return doc

@@ -149,6 +149,7 @@ leaves: {count: 2, model: nvidia-qm9700, name: "t-leaf{index}"}
 uplinks: {per_spine: 16}
 servers: {per_leaf: 64, speed: 200G, nic: nvidia-connectx-7-osfp, name: "t-gpu{leaf_index}{index:02d}"}
 subnet_managers: [{host: t-gpu101}]
+opensm: {version: "3.3.24"}
 """
 
 

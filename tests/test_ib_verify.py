@@ -87,6 +87,7 @@ leaves: {count: 2, model: nvidia-qm9700, name: "ibs-leaf{index}"}
 uplinks: {per_spine: 16}
 servers: {per_leaf: 64, speed: 200G, nic: nvidia-connectx-7-osfp, name: "ibs-gpu{leaf_index}{index:02d}"}
 subnet_managers: [{host: ibs-gpu101, priority: 15}, {host: ibs-gpu264, priority: 14}]
+opensm: {version: "3.3.24"}
 """
 """64 NDR200 hosts (16 cages split 4 x 200G) under 32 NDR uplinks per leaf: 1:1 by bandwidth."""
 

@@ -14,7 +14,7 @@ from fabricgen.infiniband.pkeys import expected_pkeys
 from fabricgen.infiniband.verify import _pairs
 from fabricgen.infiniband.verify_partitions import file_problems
 from fabricgen.infiniband.verify_routing import parse_lfts
-from tests.ib_helpers import RAIL_SERVERS, RAIL_SM_ON_SERVER, cli, ib_fabric, plan_of, render_cli, write_inventory
+from tests.ib_helpers import NDR_SM, RAIL_SERVERS, RAIL_SM_ON_SERVER, cli, ib_fabric, plan_of, render_cli, write_inventory
 
 LEAF_ATTACHED_8_NICS = (
     ib_fabric(
@@ -25,6 +25,7 @@ LEAF_ATTACHED_8_NICS = (
         model="nvidia-qm9700",
         servers='per_leaf: 4, ports_per_server: 8, name: "n8-gpu{leaf_index:02d}{index:02d}"',
     )
+    + NDR_SM
     + """\
 subnet_managers:
   - {host: n8-gpu0101, priority: 15}
@@ -111,7 +112,7 @@ def test_dedicated_sm_takes_the_highest_free_rail_leaf_port(tmp_path: Path) -> N
 def test_full_rail_leaf_hint_leads_to_an_sm_on_a_server(tmp_path: Path) -> None:
     """Before: 'port 257 of ... (64 ports)' and, for an SM on a server, a hint back to a dedicated host."""
     servers = RAIL_SERVERS.replace("per_leaf: 8, ports_per_server: 4, rails: 4", "per_leaf: 32, ports_per_server: 8, rails: 8")
-    text = ib_fabric("ibr", spines=4, leaves=8, per_spine=8, model="nvidia-qm9700", servers=servers)
+    text = ib_fabric("ibr", spines=4, leaves=8, per_spine=8, model="nvidia-qm9700", servers=servers) + NDR_SM
     result = cli("validate", write_inventory(tmp_path, text))
     assert result.exit_code == 2
     # QM9700: 32 twin-port cages (64 NDR ports); 16 cages of servers and 16 of uplinks fill it.

@@ -26,6 +26,7 @@ from fabricgen.checks.fabric import (
 )
 from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
 from fabricgen.checks.ib_jobs import check_job_partitions
+from fabricgen.checks.ib_sm import check_sm_software
 from fabricgen.checks.infiniband import check_infiniband
 from fabricgen.checks.jobs import check_jobs
 from fabricgen.checks.mtu import check_mtu
@@ -85,6 +86,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("mtu", check_mtu),
     PlanCheck("asns", check_asns),
     PlanCheck("infiniband", check_infiniband),
+    PlanCheck("subnet manager software", check_sm_software),
     PlanCheck("rails", check_rails),
     PlanCheck("tier asns", check_tier_asns),
     PlanCheck("management gateway", check_gateway_users),

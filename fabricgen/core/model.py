@@ -535,6 +535,19 @@ class NodeName:
 
 
 @record
+class SmSoftware:
+    """The subnet manager the fabric is planned for, and what its links need
+    (data/subnet_managers.yml): `implementation` opensm | mlnx-opensm | ufm, `version` as stated
+    ("" = not stated: the distribution's OpenSM), the switches' link `generation` (HDR, NDR, XDR),
+    and the first upstream OpenSM that runs it (`minimum_opensm`, "" when none does)."""
+
+    implementation: str = "opensm"
+    version: str = ""
+    generation: str = ""
+    minimum_opensm: str = ""
+
+
+@record
 class InfinibandPlan:
     """Everything OpenSM needs, computed: the templates in templates/opensm/ only print it."""
 
@@ -561,6 +574,7 @@ class InfinibandPlan:
     node_names: tuple[NodeName, ...] = ()
     placeholder_hosts: tuple[str, ...] = ()
     """Servers and dedicated SM hosts whose HCA GUIDs are still placeholders."""
+    sm_software: SmSoftware = field(default_factory=SmSoftware)
     config_dir: str = "/etc/opensm"
     log_dir: str = "/var/log"
     log_flags: int = 3

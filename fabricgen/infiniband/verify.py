@@ -40,6 +40,7 @@ from fabricgen.infiniband.topology import hca_id, host_end, ib_port_numbers
 from fabricgen.infiniband.verify_partitions import check_partition_tables
 from fabricgen.infiniband.verify_report import Check, Report
 from fabricgen.infiniband.verify_routing import check_spine_routes, check_tree
+from fabricgen.infiniband.verify_software import check_opensm_software, opensm_version
 
 PATH_OPTIONS = (
     "root_guid_file",
@@ -147,6 +148,7 @@ def _run(plan: Plan, files: dict[str, str], sm: SubnetManager, options: Options,
     net.write_text(files["ib/ibsim.net"])
 
     _check_files(report, conf_dir, config, workdir)
+    check_opensm_software(report, plan, *opensm_version())
     fabric_plan = parse_ibnet(files["ib/ibsim.net"])
     sm_node = _sim_node_of(fabric_plan, sm.port_guid)
     if sm_node is None:

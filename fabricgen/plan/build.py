@@ -17,6 +17,7 @@ redoes only the ends of cables `cabling.overrides` changed); cables are drafts
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import operator
 from collections import defaultdict
@@ -58,6 +59,7 @@ from fabricgen.plan.passes.ports import AnyLink
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
 from fabricgen.plan.passes.sm_links import cable_subnet_managers
+from fabricgen.plan.passes.sm_software import sm_software
 from fabricgen.plan.passes.sources import jobs_of, pins_of
 from fabricgen.plan.passes.speeds import Speeds, link_speeds
 
@@ -225,6 +227,8 @@ def _infiniband(
         return devices, None, [], ()
     devices = ib_plan.pin_switch_guids(devices, inputs.guids)
     infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
+    lane_rates = {name: model.cage_lane_rate for name, model in catalog.items()}
+    infiniband = dataclasses.replace(infiniband, sm_software=sm_software(inputs.opensm, devices, lane_rates))
     length = length_m(inputs.cabling.length["server-leaf"])
     devices, sm_links = cable_subnet_managers(infiniband, devices, catalog, all_platforms, speed, length)
     return devices, infiniband, warnings, sm_links

@@ -231,6 +231,8 @@ class OpensmInput:
     sharp: bool
     adaptive_routing: bool
     adaptive_routing_engine: str
+    implementation: str = "opensm"
+    version: str = ""
 
 
 @record
@@ -486,6 +488,8 @@ def _opensm(opensm: Mapping[str, Any]) -> OpensmInput:
         sharp=opensm["sharp"]["enabled"],
         adaptive_routing=ar["enabled"],
         adaptive_routing_engine=ar["engine"],
+        implementation=opensm["implementation"],
+        version=str(opensm.get("version", "")),
     )
 
 
