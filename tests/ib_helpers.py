@@ -12,7 +12,8 @@ from fabricgen.cli import main
 from fabricgen.core.model import Plan
 from fabricgen.infiniband.sim import missing_tools
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, ROOT
 
 IB_HDR = EXAMPLES / "ib-hdr"

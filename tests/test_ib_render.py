@@ -13,7 +13,7 @@ import pytest
 
 from fabricgen.infiniband.ibnet import parse_ibnet
 from fabricgen.infiniband.partitions import check_partitions
-from fabricgen.render.producers import leftovers
+from fabricgen.render.tidy import leftovers
 from tests.conftest import ROOT
 from tests.ib_helpers import IB_HDR, plan_and_files
 

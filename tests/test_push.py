@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.configs.devices import device_configs
 from fabricgen.diffing.running import remediate
 from fabricgen.pipeline import load_and_plan
 from fabricgen.push import baseline, rollout
 from fabricgen.push.ownership import owned_text, redact
 from fabricgen.push.rescue import Attempt, outcome
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
-from fabricgen.render.producers import RenderContext, device_configs
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES
 
 DEVICE_LINES = Path(__file__).parent / "data" / "device-lines"

@@ -24,7 +24,7 @@ from fabricgen.core.model import Plan
 from fabricgen.diffing.inventory import diff_plans, report
 from fabricgen.diffing.markdown import BUDGET, markdown_report
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, example_plan
 
 CLUSTER = (EXAMPLES / "cluster-3tier" / "fabric.yml").read_text(encoding="utf-8")

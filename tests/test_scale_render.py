@@ -13,9 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabricgen.cli import main
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from fabricgen.render.parallel import slices
-from fabricgen.render.producers import RenderContext, render_files, tidy
 from fabricgen.render.serialize import orjson, plan_json, to_data
+from fabricgen.render.tidy import tidy
 from tests.conftest import EXAMPLES, example_plan
 from tests.render_cases import rendered
 

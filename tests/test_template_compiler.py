@@ -14,9 +14,10 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from fabricgen.lab.clab import export_files
 from fabricgen.lab.topology import lab_topology
+from fabricgen.producers import render_files
 from fabricgen.render import templating
+from fabricgen.render.context import RenderContext
 from fabricgen.render.jinja_codegen import DirectAttributeCodeGenerator, DirectAttributeEnvironment
-from fabricgen.render.producers import RenderContext, render_files
 from tests.conftest import example_plan
 
 

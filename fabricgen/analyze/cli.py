@@ -49,6 +49,7 @@ OVERRIDES = (
     ("tokens_per_step", "--tokens-per-step", CountType(), "Global batch in tokens, e.g. 4M"),
     ("sequence_length", "--sequence-length", click.IntRange(min=1), "Tokens per sequence [default: 4096]"),
     ("micro_batch_size", "--micro-batch-size", click.IntRange(min=1), "Sequences per micro-batch per GPU [default: 1]"),
+    ("hidden_size", "--hidden-size", click.IntRange(min=1), "Model width (pipeline activations) [default: from --params]"),
     ("peak_tflops", "--peak-tflops", POSITIVE, "Peak dense TFLOP/s per GPU"),
     ("mfu", "--mfu", FRACTION, "Assumed model FLOPs utilisation"),
     ("gpu_memory_gb", "--gpu-memory-gb", POSITIVE, "Memory per GPU, GB"),

@@ -66,6 +66,8 @@ class Job:
     optimizer_sharding: bool = True
     sequence_length: int = 4096
     micro_batch_size: int = 1
+    hidden_size: int = 0
+    """0: derived from `params` (see `hidden`)."""
 
     @property
     def model_parallel(self) -> int:
@@ -100,6 +102,18 @@ class Job:
         pipeline's micro-batches): global batch / (sequence length x micro-batch size x DP)."""
         per_pass = self.sequence_length * self.micro_batch_size * self.data_parallel
         return max(1, math.ceil(self.tokens_per_step / per_pass))
+
+    @property
+    def hidden(self) -> int:
+        """Model width: `hidden_size`, or from params = 12 L h^2 with L = h / 128 layers (Llama 3
+        8B 4096/32, 70B 8192/80, 405B 16384/126): h = (params * 128 / 12) ** (1/3)."""
+        return self.hidden_size or round((self.params * 128 / 12) ** (1 / 3))
+
+    @property
+    def activation_bytes(self) -> float:
+        """Bytes one GPU sends to the next pipeline stage per micro-batch: bf16 activations of
+        its sequences, split over the tensor-parallel ranks (Megatron's scatter/gather)."""
+        return self.sequence_length * self.micro_batch_size * self.hidden * 2 / self.tensor_parallel
 
     @property
     def buckets(self) -> int:
@@ -249,6 +263,10 @@ class Estimate:
     gpu_gbps: float
     micro_batches: int = 1
     mfu: float = 0.4
+    bubble_s: float = 0.0
+    """Pipeline fill and drain (1F1B): compute x (p-1)/m."""
+    activation_s: float = 0.0
+    """Activations and their gradients between pipeline stages, on the critical path."""
 
     @property
     def times(self) -> dict[str, float]:
@@ -278,13 +296,18 @@ class Estimate:
         return self.overlap_window_s / self.allreduce_s if self.allreduce_s else math.inf
 
     @property
-    def exposed_s(self) -> float:
+    def allreduce_exposed_s(self) -> float:
         """All-reduce time the GPUs wait for: what sticks out of the overlap window."""
         return max(0.0, self.allreduce_s - self.overlap_window_s)
 
     @property
+    def exposed_s(self) -> float:
+        """Network time the GPUs wait for: the exposed all-reduce and the pipeline's activations."""
+        return self.allreduce_exposed_s + self.activation_s
+
+    @property
     def step_s(self) -> float:
-        return self.compute_s + self.exposed_s
+        return self.compute_s + self.bubble_s + self.exposed_s
 
     @property
     def exposed_share(self) -> float:
@@ -293,8 +316,8 @@ class Estimate:
 
     @property
     def busy(self) -> float:
-        """Fraction of the step the GPUs compute."""
-        return 1.0 - self.exposed_share
+        """Fraction of the step the GPUs compute (neither the network nor the bubble)."""
+        return self.compute_s / self.step_s if self.step_s else 1.0
 
     @property
     def mfu_lost(self) -> float:
@@ -369,8 +392,25 @@ def compute_s(job: Job) -> float:
     return 6 * job.params * job.tokens_per_step / (job.gpus * job.peak_tflops * 1e12 * job.mfu)
 
 
+def bubble_s(job: Job, compute: float) -> float:
+    """Pipeline bubble of the 1F1B schedule: (p-1)/m of the compute (Narayanan et al., SC 2021)."""
+    return compute * (job.pipeline_parallel - 1) / job.micro_batches
+
+
+def activation_s(job: Job, network: Network) -> float:
+    """Point-to-point traffic between pipeline stages: per micro-batch the activations go
+    forward and their gradients back, each a network transfer at the NIC's achieved rate (the
+    stages sit on different servers). Counted on the critical path of all m + p - 1 slots of
+    the schedule, as blocking sends and receives put it (an upper bound when they overlap)."""
+    if job.pipeline_parallel <= 1:
+        return 0.0
+    rate = network.line_gbps * network.efficiency * 1e9 / 8
+    transfer = job.activation_bytes / rate + network.latency_network_us * 1e-6
+    return 2 * (job.micro_batches + job.pipeline_parallel - 1) * transfer
+
+
 def estimate(job: Job, network: Network) -> Estimate:
-    """All-reduce (ring, tree, SHARP) and compute time of one step of `job` on `network`."""
+    """All-reduce (ring, tree, SHARP), pipeline and compute time of one step of `job` on `network`."""
     total = compute_s(job)
     forward = total * FORWARD_SHARE
     return Estimate(
@@ -387,6 +427,8 @@ def estimate(job: Job, network: Network) -> Estimate:
         gpu_gbps=network.gpu_gbps,
         micro_batches=job.micro_batches,
         mfu=job.mfu,
+        bubble_s=bubble_s(job, total),
+        activation_s=activation_s(job, network),
     )
 
 

@@ -34,6 +34,7 @@ FLAGS = {
     "bucket_mb": "--bucket-mb",
     "sequence_length": "--sequence-length",
     "micro_batch_size": "--micro-batch-size",
+    "hidden_size": "--hidden-size",
     "congestion": "--congestion",
     "roce_load_balancing": "--roce-load-balancing",
     "efficiency.infiniband": "--efficiency-infiniband",
@@ -120,7 +121,7 @@ def _merge(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 def _parallelism(settings: dict[str, Any], gpus: int, gps: int, problem: Any) -> tuple[int, int, int]:
     tp = int(settings.get("tensor_parallel") or min(gps, gpus))
     pp = int(settings["pipeline_parallel"])
-    _not_modelled(tp, pp, gps, problem)
+    _not_modelled(tp, gps, problem)
     dp = settings.get("data_parallel")
     if dp is None:
         if gpus % (tp * pp):
@@ -134,10 +135,10 @@ def _parallelism(settings: dict[str, Any], gpus: int, gps: int, problem: Any) ->
     return int(dp), tp, pp
 
 
-def _not_modelled(tp: int, pp: int, gps: int, problem: Any) -> None:
+def _not_modelled(tp: int, gps: int, problem: Any) -> None:
     """Refuse what the model would get wrong rather than answer it: tensor parallelism across
-    servers puts per-layer all-reduces on the network, pipeline parallelism a bubble and
-    activation traffic; neither is modelled, and ignoring them makes the job look better."""
+    servers puts per-layer all-reduces on the network, which is not modelled, and ignoring
+    them makes the job look better."""
     if tp > gps:
         problem(
             "tensor_parallel",
@@ -146,12 +147,6 @@ def _not_modelled(tp: int, pp: int, gps: int, problem: Any) -> None:
         )
     elif gps % tp:
         problem("tensor_parallel", f"tensor_parallel {tp} does not divide the {gps} GPUs of a server")
-    if pp > 1:
-        problem(
-            "pipeline_parallel",
-            f"pipeline_parallel {pp}: the pipeline bubble and the activations sent between stages are not modelled, "
-            "and leaving them out would flatter the job (hint: analyse the data-parallel part with pipeline_parallel 1)",
-        )
 
 
 def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fabric, source: SourceMap | None) -> ResolvedJob:
@@ -198,6 +193,7 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
         optimizer_sharding=bool(settings["optimizer_sharding"]),
         sequence_length=int(settings["sequence_length"]),
         micro_batch_size=int(settings["micro_batch_size"]),
+        hidden_size=int(settings.get("hidden_size") or 0),
     )
     nccl = settings["nccl"]
     return ResolvedJob(

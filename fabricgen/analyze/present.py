@@ -46,9 +46,15 @@ def step_rows(job: dict[str, Any]) -> list[tuple[str, str]]:
         ("forward + backward", f"{seconds(p['forward_s'])} + {seconds(p['backward_s'])}"),
         ("micro-batches per step", str(p["micro_batches"])),
         ("overlap window (last backward)", seconds(p["overlap_window_s"])),
-        ("exposed all-reduce", f"{seconds(p['exposed_s']) if p['exposed_s'] else '0 s'} of a {seconds(p['step_s'])} step"),
+        ("exposed all-reduce", seconds(p["allreduce_exposed_s"]) if p["allreduce_exposed_s"] else "0 s"),
+        *(
+            [("pipeline activations", seconds(p["activation_s"])), ("pipeline bubble", seconds(p["bubble_s"]))]
+            if p["bubble_s"] or p["activation_s"]
+            else []
+        ),
+        ("step (exposed network)", f"{seconds(p['step_s'])} ({seconds(p['exposed_s']) if p['exposed_s'] else '0 s'})"),
         ("GPUs busy", _share(p["busy"])),
-        ("MFU lost", f"{p['mfu_lost'] * 100:.1f} points"),
+        ("MFU lost to the network", f"{p['mfu_lost'] * 100:.1f} points"),
     ]
 
 
@@ -115,10 +121,17 @@ def _print_simulation(sim: dict[str, Any], console: Console) -> None:
         "max load",
         "ideal",
         "factor",
+        "p99",
     )
     for r in sim["results"]:
         table.add_row(
-            r["pattern"], r["routing"], f"{r['flows']:,}", sig(r["max_util_mean"]), sig(r["ideal_util"]), f"x{sig(r['path_factor_mean'])}"
+            r["pattern"],
+            r["routing"],
+            f"{r['flows']:,}",
+            sig(r["max_util_mean"]),
+            sig(r["ideal_util"]),
+            f"x{sig(r['path_factor_mean'])}",
+            f"x{sig(r['path_factor_p99'])}",
         )
     console.print(table)
 

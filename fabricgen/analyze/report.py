@@ -76,6 +76,9 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         "overlap_window_s": _num(est.overlap_window_s),
         "headroom": _num(est.headroom),
         "exposed_s": _num(est.exposed_s),
+        "allreduce_exposed_s": _num(est.allreduce_exposed_s),
+        "bubble_s": _num(est.bubble_s),
+        "activation_s": _num(est.activation_s),
         "step_s": _num(est.step_s),
         "exposed_share": _num(est.exposed_share),
         "busy": _num(est.busy),
@@ -129,6 +132,10 @@ def _headline(transport: str, speed: float, est: Estimate, how: str, gpus_per_ni
         f"all-reduce {seconds(est.allreduce_s)} ({est.algorithm}) against the {seconds(est.overlap_window_s)} backward pass "
         f"of the last of {est.micro_batches} micro-batches; MFU {est.mfu:.0%} -> {est.mfu - est.mfu_lost:.1%}"
     )
+    if est.bubble_s or est.activation_s:
+        detail += (
+            f"; pipeline: {seconds(est.activation_s)} of activations between stages (in the exposed time), {seconds(est.bubble_s)} bubble"
+        )
     return [head, detail]
 
 
@@ -154,19 +161,39 @@ def planned(fabric: Fabric, rj: ResolvedJob, paths: cmp.Paths) -> dict[str, Any]
     if rj.sharp:
         how += "; InfiniBand with SHARP, which RoCEv2 lacks"
     lines.append(f"RoCEv2 on this fabric reaches {span} of InfiniBand's all-reduce throughput at {sig(nic)}G ({how})")
+    unlucky = cmp.at(rj, "roce", line, (paths.ecmp_p99, paths.tree_ecmp_p99))
+    if fabric.transport == "roce":
+        lines.append(_unlucky_line(paths, unlucky))
     return {
         "headline": lines,
         "estimate": main,
         "infiniband": estimate_dict(ib),
         "roce_adaptive": estimate_dict(roce_ar),
         "roce_ecmp": estimate_dict(roce_ecmp),
+        "roce_ecmp_p99": estimate_dict(unlucky),
         "roce_share_of_infiniband": [_num(min(shares)), _num(max(shares))],
     }
+
+
+def _unlucky_line(paths: cmp.Paths, est: Estimate) -> str:
+    """Static ECMP at the 99th-percentile hash draw: a job keeps its draw for its life."""
+    exposed = f"exposes {seconds(est.exposed_s)} of a {seconds(est.step_s)} step" if est.exposed_s else "exposes nothing"
+    return (
+        f"static ECMP at the 99th-percentile hash draw (ring x{sig(paths.ecmp_p99)}, tree x{sig(paths.tree_ecmp_p99)}; "
+        f"mean x{sig(paths.ecmp)}, x{sig(paths.tree_ecmp)}): {est.verdict}, {exposed}"
+    )
 
 
 def assumptions(rj: ResolvedJob, est: Estimate) -> list[str]:
     """What bounds the answer, printed with it (not only in docs/analyze.md)."""
     job = rj.job
+    pipeline = []
+    if job.pipeline_parallel > 1:
+        pipeline = [
+            f"pipeline {job.pipeline_parallel} stages, 1F1B: bubble (p-1)/m of the compute; activations of hidden size "
+            f"{job.hidden}{'' if job.hidden_size else ' (from params)'} sent forward and back on the critical path, "
+            "at the NIC's achieved rate (no path factor); MFU is the compute-only efficiency"
+        ]
     return [
         f"overlap: the gradient all-reduce hides only under the last of {est.micro_batches} micro-batches' backward pass "
         f"({count(job.tokens_per_step)} tokens / ({job.sequence_length} tokens x {job.micro_batch_size} x DP {job.data_parallel})), "
@@ -177,6 +204,7 @@ def assumptions(rj: ResolvedJob, est: Estimate) -> list[str]:
         "assumption; efficiencies are calibrated on 2-6 servers at 100-400G",
         f"verdicts: compute-bound when the network exposes at most {EXPOSED_LIMIT:.0%} of the step, "
         f"network-bound from {NETWORK_BOUND_SHARE:.0%}",
+        *pipeline,
     ]
 
 
@@ -249,6 +277,7 @@ def inputs_dict(rj: ResolvedJob) -> dict[str, Any]:
         "bucket_mb": job.bucket_mb,
         "sequence_length": job.sequence_length,
         "micro_batch_size": job.micro_batch_size,
+        "hidden_size": job.hidden,
         "efficiency": rj.efficiency,
         "latency_us": rj.latency_us,
         "jitter_us": rj.jitter_us,

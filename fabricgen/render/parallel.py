@@ -4,7 +4,7 @@ Workers are forked, so they share the parent's plan and its already compiled tem
 without pickling either. `run_each` (what `render` uses) runs units in this process and N - 1
 workers that each take the next unit left, and only small results travel back: each unit
 writes its own files (fabricgen.render.stream). `fan_out` and `run_units` (what
-`render_files` uses) send the rendered text back, split into contiguous slices joined in
+`device_configs` and `producers.render_files` use) send the rendered text back, split into contiguous slices joined in
 slice order. Either way the output does not depend on N. Where fork is unavailable the work
 runs in this process (same output, one core).
 """
