@@ -20,7 +20,7 @@ from fabricgen.configs.devices import chosen_devices, device_configs, render_dev
 from fabricgen.core.model import Plan
 from fabricgen.infiniband.render import opensm_files
 from fabricgen.render.context import Producer, RenderContext, RenderUnit
-from fabricgen.render.parallel import run_units, slices
+from fabricgen.render.parallel import run_each, slices
 from fabricgen.render.serialize import device_fragments, fabric_fragment, plan_fragments, split_fragments
 from fabricgen.render.stream import compare_units, write_units
 from fabricgen.render.tidy import tidy
@@ -72,8 +72,11 @@ def render_files(plan: Plan, context: RenderContext, producers: Iterable[Produce
     `context.jobs` above 1 spread over forked processes (the units too large to send back, the
     plan fragments, run in this process). The result is sorted, so it is the same for any N."""
     units = render_units(plan, context, producers, pieces=max(1, context.jobs * 2))
-    local = [unit.render for unit in units if unit.large]
-    return dict(sorted(run_units([unit.render for unit in units if not unit.large], context.jobs, local).items()))
+    ordered = [unit.render for unit in units if unit.large] + [unit.render for unit in units if not unit.large]
+    files: dict[str, str] = {}
+    for result in run_each(ordered, context.jobs, local=sum(unit.large for unit in units)):
+        files.update(result)
+    return dict(sorted(files.items()))
 
 
 def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str, str]:

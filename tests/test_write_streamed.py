@@ -93,6 +93,20 @@ def test_run_each_runs_every_unit_once_and_keeps_their_order(jobs: int) -> None:
     for count in (0, 1, 2, 7):
         results = run_each([lambda index=index: (index, os.getpid()) for index in range(count)], jobs)
         assert [index for index, _pid in results] == list(range(count))
+        assert len({pid for _index, pid in results}) <= jobs  # -j N: N processes, this one included
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_run_each_runs_the_local_units_in_this_process_first(jobs: int) -> None:
+    """`render_files -j N` keeps the plan fragments in this process (too large to pickle back)
+    and lets the workers take the rest, through the same fan-out as `render`."""
+    here: list[int] = []
+    units = [lambda index=index: (here.append(index), index, os.getpid())[1:] for index in range(9)]
+    results = run_each(units, jobs, local=3)
+    assert [index for index, _pid in results] == list(range(9))
+    assert all(pid == os.getpid() for _index, pid in results[:3])
+    assert here[:3] == [0, 1, 2]
+    assert len({pid for _index, pid in results}) <= jobs
 
 
 # --- Producers made for the test: what each unit hands to the writer is known exactly ----------

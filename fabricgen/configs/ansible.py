@@ -44,6 +44,9 @@ def ansible_inventory(plan: Plan, context: RenderContext) -> dict[str, str]:
             "fabricgen_role": device.role,
             "fabricgen_asn": device.asn,
             "fabricgen_loopback": device.loopback,
+            "fabricgen_model": device.model,
+            # deploy.yml's batches take at most one (by default) switch of a redundancy group at once
+            "fabricgen_redundancy_group": f"plane{device.plane}" if device.role == "superspine" else f"pod{device.pod}",
         }
         role_group = _role_group(device.role)
         for group in (f"{device.platform}", role_group, f"{device.platform}_{role_group}"):

@@ -8,17 +8,15 @@ from fabricgen import platforms as registry
 from fabricgen.core.catalog import platforms
 from fabricgen.core.model import Device, Plan
 from fabricgen.render.context import RenderContext
-from fabricgen.render.parallel import fan_out
 from fabricgen.render.templating import environment
 from fabricgen.render.tidy import tidy
 
 
 def device_configs(plan: Plan, context: RenderContext) -> dict[str, str]:
-    """`configs/<device>.cfg`: the full startup config of every Ethernet switch.
-
-    Templates are compiled here, before any fork, so `-j` workers inherit them compiled."""
+    """`configs/<device>.cfg`: the full startup config of every Ethernet switch, in this process
+    (`render` and `producers.render_files` spread the configs over `-j` processes in slices)."""
     chosen = chosen_devices(plan, context)
-    return fan_out(render_devices, (plan, context, chosen), len(chosen), context.jobs)
+    return render_devices((plan, context, chosen), 0, len(chosen))
 
 
 def chosen_devices(plan: Plan, context: RenderContext) -> tuple[Device, ...]:
