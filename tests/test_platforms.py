@@ -326,3 +326,18 @@ def test_the_other_platforms_driver_reads_nothing_of_a_shape() -> None:
     assert nxos.bgp_sessions(_show("eos_show_ip_bgp_summary.json")) == {}
     assert eos.bgp_sessions(_show("nxos_show_ip_bgp_summary.json")) == {}
     assert eos.lldp_neighbors(_show("nxos_show_lldp_neighbors.json")) == {}
+
+
+def test_the_filter_table_is_generated_from_the_registry(extra_platforms: Path) -> None:
+    """Each platform with a driver gets its post-check and device-diff filters, a child through
+    its parent's driver: nothing in push/ lists platforms."""
+    from fabricgen.push.filters import ansible_filters
+
+    _platform(extra_platforms, "toy", "parent: eos\n")
+    filters = ansible_filters()
+    for name in ("eos", "nxos", "toy"):
+        assert {f"fabricgen_{name}_problems", f"fabricgen_{name}_bgp_problems", f"fabricgen_{name}_pfc_problems"} <= set(filters)
+    assert filters["fabricgen_toy_session_diff_lines"] is filters["fabricgen_eos_session_diff_lines"]
+    summary = {"vrfs": {"default": {"peers": {"10.0.0.0": {"peerState": "Idle"}}}}}
+    assert filters["fabricgen_toy_bgp_problems"](summary, ["10.0.0.0"]) == ["10.0.0.0 (Idle)"]
+    assert "fabricgen_infiniband_problems" not in filters

@@ -154,7 +154,7 @@ def ansible_group_vars() -> dict[str, dict[str, Any]]:
 
 
 def _driver_of(folder: Path) -> Driver:
-    """`DRIVER` of `folder/driver.py` (a module of this package, or a file in another folder)."""
+    """`DRIVER` of the folder's driver module (one of this package, or a file in a folder elsewhere)."""
     if folder.parent == HERE:
         module = importlib.import_module(f"{__name__}.{folder.name}.driver")
     else:

@@ -52,6 +52,12 @@ class Driver(Protocol):
         """Error and drop counters whose key matches `keys`, by their path in the output."""
         ...
 
+    def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
+        """Per check (`bgp`, `interfaces`, `lldp`, `pfc`, `errors`, `watchdog`), the top-level
+        keys of the outputs this platform answers with: an output with none of them is not
+        understood, and the check fails rather than pass on an empty parse."""
+        ...
+
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         """The platform's own Ansible filters, by name without the `fabricgen_<os>_` prefix."""
         ...

@@ -60,6 +60,16 @@ class EosDriver:
     def counters(self, output: Any, keys: str) -> dict[str, int]:
         return numeric_leaves(output, keys)
 
+    def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
+        return {
+            "bgp": ("vrfs",),
+            "interfaces": ("interfaceStatuses",),
+            "lldp": ("lldpNeighbors",),
+            "pfc": ("interfaceStatuses",),
+            "errors": ("interfaceErrorCounters",),
+            "watchdog": ("interfaces",),
+        }
+
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         return {"session_diff_lines": session_diff_lines}
 

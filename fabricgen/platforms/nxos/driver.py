@@ -101,6 +101,16 @@ class NxosDriver:
     def counters(self, output: Any, keys: str) -> dict[str, int]:
         return numeric_leaves(output, keys)
 
+    def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
+        return {
+            "bgp": ("TABLE_vrf",),
+            "interfaces": ("TABLE_interface",),
+            "lldp": ("TABLE_nbor", "neigh_count"),
+            "pfc": ("TABLE_entry",),
+            "errors": ("TABLE_interface",),
+            "watchdog": ("TABLE_pfcwd",),
+        }
+
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         return {"rows": rows, "patch_lines": patch_lines}
 
