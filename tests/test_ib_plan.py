@@ -42,6 +42,7 @@ def test_example_plan() -> None:
     assert [(p.name, p.mtu_code, p.rate_code, p.sl, len(p.port_guids)) for p in ib.partitions] == [
         ("tenant-a", 5, 17, 1, 36),
         ("tenant-b", 5, 0, 0, 36),
+        ("tenant-c", 5, 0, 0, 72),
     ]
     warnings = [d.message for d in checked.warnings]
     assert any("GUIDs of 12 switch, 144 server HCA, 2 subnet manager HCA node(s) are placeholders" in w for w in warnings)
@@ -208,3 +209,19 @@ def test_validate_cli_prints_the_placeholder_warning() -> None:
     assert result.exit_code == 0
     assert "placeholders derived from guid_prefix 0x02fab00000000000" in result.output
     assert "fabricgen ib import-guids" in result.output
+
+
+def test_example_leaves_no_server_limited_only() -> None:
+    """Every ib-hdr server is a full member of a tenant: no 'in no tenant partition' warning."""
+    checked = load_and_plan(IB_HDR)
+    assert not [d for d in checked.warnings if "in no tenant partition" in d.message]
+
+
+def test_partition_rate_above_members_links(tmp_path: Path) -> None:
+    """rate 200 on HDR100 (100G) members: OpenSM's validate_port_caps refuses the joins."""
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 4, speed: 100G,") + (
+        "partitions: [{name: a, pkey: 1, members: [t-gpu1*], ipoib: true, rate: 200}, {name: b, pkey: 2, members: [t-gpu2*], rate: 100}]\n"
+    )
+    found = errors(tmp_path, text)
+    assert any("partitions[0].rate: partition a: rate 200G is above the 100G links of 4 member(s)" in m for m in found)
+    assert not any("partitions[1]" in m for m in found)

@@ -117,3 +117,9 @@ def test_log_flush_off_in_production_on_in_verify(tmp_path: Path) -> None:
     assert [line for line in conf.splitlines() if line.startswith("force_log_flush")] == ["force_log_flush FALSE"]
     relocated = relocate_config(conf, tmp_path, tmp_path)
     assert "force_log_flush FALSE" not in relocated and "force_log_flush TRUE" in relocated
+
+
+def test_partition_header_carries_the_tenant_sl() -> None:
+    """`sl=` on the ipoib partition so its IPoIB multicast runs on the tenant's SL (doc/partition-config.txt)."""
+    _, files = plan_and_files(IB_HDR)
+    assert "tenant-a=0x0a01, ipoib, mtu=5, rate=17, sl=1, defmember=full :" in files["opensm/ib1-sm1/partitions.conf"]

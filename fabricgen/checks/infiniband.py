@@ -31,6 +31,7 @@ def check_infiniband(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[
         yield source.diagnostic(("routing", "lmc"), "ftree routing needs lmc 0; OpenSM silently falls back to minhop otherwise")
     yield from _ib_fat_tree(plan, inputs, source)
     yield from _ib_route_balance(plan, source)
+    yield from _ib_partition_rates(plan, source)
     yield from _ib_guids(plan, inputs, source)
     yield from _ib_qos(plan, inputs, source)
     yield from _ib_isolated_hosts(plan, source)
@@ -104,6 +105,24 @@ def _ib_route_balance(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
             hint="make servers.per_leaf x ports_per_server a multiple of the uplinks per leaf",
         )
         yield dataclasses.replace(found, severity=Severity.WARNING)
+
+
+def _ib_partition_rates(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
+    """A partition's IPoIB group rate above a member's link speed: OpenSM refuses that port's
+    join (`validate_port_caps` in opensm/osm_sa_mcmember_record.c: "Port's RATE %x is less
+    than %x"), so the tenant's IPoIB never comes up there."""
+    ib = plan.infiniband
+    assert ib is not None
+    speed = {s.name: min(n.speed for n in s.nics) for s in plan.servers if s.nics}
+    for position, part in enumerate(ib.partitions):
+        slow = sorted(h for h in part.hosts if part.rate and speed.get(h, part.rate) < part.rate)
+        if slow:
+            yield source.diagnostic(
+                ("partitions", position, "rate"),
+                f"partition {part.name}: rate {part.rate}G is above the {speed[slow[0]]}G links of {len(slow)} member(s) "
+                f"({', '.join(slow[:3])}{' ...' if len(slow) > 3 else ''}): OpenSM refuses their multicast joins (validate_port_caps)",
+                hint=f"set rate to at most {min(speed[h] for h in slow)}, or leave it unset",
+            )
 
 
 def _free_leaf_ports(plan: Plan) -> dict[str, list[int]]:

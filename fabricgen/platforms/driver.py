@@ -36,6 +36,10 @@ class Driver(Protocol):
         """`show ip bgp summary`: peer address -> its session."""
         ...
 
+    def bfd_states(self, peers: Mapping[str, Any]) -> dict[str, str]:
+        """BFD peers: peer address -> its state, lower case (`up` is up)."""
+        ...
+
     def interface_states(self, status: Mapping[str, Any]) -> dict[str, str]:
         """Interface status: short interface name (`short_interface`) -> link state."""
         ...
@@ -53,7 +57,7 @@ class Driver(Protocol):
         ...
 
     def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
-        """Per check (`bgp`, `interfaces`, `lldp`, `pfc`, `errors`, `watchdog`), the top-level
+        """Per check (`bgp`, `bfd`, `interfaces`, `lldp`, `pfc`, `errors`, `watchdog`), the top-level
         keys of the outputs this platform answers with: an output with none of them is not
         understood, and the check fails rather than pass on an empty parse."""
         ...

@@ -51,11 +51,18 @@ class Expectation:
     counter_keys: str = r"(?i)(drop|discard|err|fcs|crc|stuck)"
 
 
+EMPTY_MEANS_NONE = frozenset({"bfd"})
+"""Checks whose empty answer means "none" (NX-API prints no table at all when there is no BFD
+neighbor, as on day 0 before the first push)."""
+
+
 def shape_problems(driver: Driver, check: str, output: Any) -> list[str]:
     """An output whose shape the platform's driver does not know fails the check (an empty
     parse must not pass). The keys a driver knows are its `known_shapes`."""
     known = driver.known_shapes().get(check, ())
     if isinstance(output, Mapping) and any(key in output for key in known):
+        return []
+    if check in EMPTY_MEANS_NONE and output in ({}, ""):
         return []
     keys = ", ".join(sorted(str(k) for k in output)) if isinstance(output, Mapping) else type(output).__name__
     return [f"{check}: output not recognised (top-level keys: {keys or 'none'}): the check cannot pass on it"]
@@ -142,7 +149,29 @@ def counter_problems(driver: Driver, check: str, before: Any, after: Any, expect
     ]
 
 
-_CHECKS = ("bgp", "interfaces", "lldp", "pfc", "errors", "watchdog")
+_CHECKS = ("bgp", "bfd", "interfaces", "lldp", "pfc", "errors", "watchdog")
+
+
+def bfd_problems(driver: Driver, before: Any, after: Any, expect: Expectation) -> list[str]:
+    """A BFD peer up before stays up (the same exemptions as BGP: a two-ended change waiting for
+    its far end, a session the plan dropped); one whose far end is already on the new config
+    must be up once it exists."""
+    was = driver.bfd_states(before or {}) if isinstance(before, Mapping) else {}
+    now = driver.bfd_states(after)
+    peer_of = {str(n["address"]): str(n.get("peer", "")) for n in expect.neighbors}
+    waiting = {a for a in expect.two_ended if peer_of.get(a, "") not in expect.peers_on_new_config}
+    problems = []
+    for address, state in sorted(now.items()):
+        if state == "up" or address in waiting or (expect.neighbors and address not in peer_of):
+            continue
+        if was.get(address) == "up":
+            problems.append(f"bfd: {address} was up before the change, now {state}")
+        elif peer_of.get(address, "") in expect.peers_on_new_config:
+            problems.append(f"bfd: {address} ({peer_of[address]}, already on the new config) is {state}")
+    for address in sorted(set(was) - set(now)):
+        if was[address] == "up" and address not in waiting and not (expect.neighbors and address not in peer_of):
+            problems.append(f"bfd: {address} was up before the change, now gone")
+    return problems
 
 
 def baseline_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
@@ -157,6 +186,8 @@ def baseline_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[
             problems += shape
         elif check == "bgp":
             problems += bgp_problems(driver, before.get("bgp") or empty, after["bgp"], expect)
+        elif check == "bfd":
+            problems += bfd_problems(driver, before.get("bfd"), after["bfd"] or empty, expect)
         elif check == "interfaces":
             problems += interface_problems(driver, before.get("interfaces") or empty, after["interfaces"], expect)
         elif check == "lldp":

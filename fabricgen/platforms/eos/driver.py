@@ -32,6 +32,16 @@ class EosDriver:
                 sessions[str(address)] = Session(str(peer.get("peerState", "unknown")), as_int(peer.get("prefixReceived", 0)))
         return sessions
 
+    def bfd_states(self, peers: Mapping[str, Any]) -> dict[str, str]:
+        """`show bfd peers`: every VRF's peers (shape: ANTA's VerifyBFDPeersHealth unit data,
+        `vrfs.<vrf>.ipv4Neighbors.<ip>.peerStats.<intf>.status`)."""
+        states: dict[str, str] = {}
+        for vrf in (peers.get("vrfs") or {}).values():
+            for address, peer in ((vrf or {}).get("ipv4Neighbors") or {}).items():
+                for stats in ((peer or {}).get("peerStats") or {}).values():
+                    states[str(address)] = str((stats or {}).get("status", "unknown")).lower()
+        return states
+
     def interface_states(self, status: Mapping[str, Any]) -> dict[str, str]:
         """`show interfaces status`: `linkStatus` (`connected` is up)."""
         return {
@@ -63,6 +73,7 @@ class EosDriver:
     def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
         return {
             "bgp": ("vrfs",),
+            "bfd": ("vrfs",),
             "interfaces": ("interfaceStatuses",),
             "lldp": ("lldpNeighbors",),
             "pfc": ("interfaceStatuses",),

@@ -77,6 +77,15 @@ class NxosDriver:
                 sessions[str(address)] = Session(str(row.get("state", "unknown")), as_int(row.get("prefixreceived", 0)))
         return sessions
 
+    def bfd_states(self, neighbors: Mapping[str, Any]) -> dict[str, str]:
+        """`show bfd neighbors`: `TABLE_bfdNeighbor` rows, their local state (field names not
+        pinned from a capture: docs/deploy.md)."""
+        return {
+            str(r["dest_ip_addr"]): str(r.get("local_state", "unknown")).lower()
+            for r in rows(neighbors, "bfdNeighbor")
+            if "dest_ip_addr" in r
+        }
+
     def interface_states(self, brief: Mapping[str, Any]) -> dict[str, str]:
         """`show interface brief`: `state` (`up` is up)."""
         return {
@@ -104,6 +113,7 @@ class NxosDriver:
     def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
         return {
             "bgp": ("TABLE_vrf",),
+            "bfd": ("TABLE_bfdNeighbor",),
             "interfaces": ("TABLE_interface",),
             "lldp": ("TABLE_nbor", "neigh_count"),
             "pfc": ("TABLE_entry",),
