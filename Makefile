@@ -9,10 +9,10 @@ DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server frr lldpd 
 LINT_PATHS := fabricgen tests $(wildcard benchmarks/*.py)
 CHECK_TESTS := fabricgen tests/test_plan_passes.py tests/test_function_length.py tests/test_layers.py tests/test_artifacts_media.py tests/test_yamlemit.py tests/test_templating.py \
 	tests/test_render_golden.py tests/test_artifacts_golden.py tests/test_ib_partitions.py
-# `make check`: the fast loop (lint, types, doctests and the unit tests that need no Debian package
+# `make check`: the fast loop (lint, types, repeated code, doctests and the unit tests that need no Debian package
 # and start no subprocess; under a minute). `make test` runs everything and is what CI calls.
 
-.PHONY: render check test lint typecheck debian-packages goldens benchmark clean
+.PHONY: render check test lint typecheck duplicates debian-packages goldens benchmark clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,10 +44,14 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
 
-check: $(VENV)/.installed-test lint typecheck
+# pylint's duplicate-code only (settings in pyproject.toml): no block of 6+ lines twice.
+duplicates: $(VENV)/.installed-test
+	$(BIN)/pylint fabricgen tests
+
+check: $(VENV)/.installed-test lint typecheck duplicates
 	$(BIN)/python -m pytest -q $(CHECK_TESTS)
 
-test: $(VENV)/.installed-test debian-packages lint typecheck
+test: $(VENV)/.installed-test debian-packages lint typecheck duplicates
 	$(BIN)/python -m pytest -q
 
 goldens: $(VENV)/.installed-test

@@ -8,7 +8,7 @@ belongs to that size alone and no cache warmed by a smaller size helps a larger 
   3t-<P>    3 tiers, P pods x (32 leaves + 32 spines) under 32 planes of 32 super-spines,
             all 64 x 400G switches, 1:1 on every tier; 3t-64 = 5,120 switches, 65,536 GPU ports
 
-Render and write are one stage, timed as `fabricgen render` runs it (fabricgen.render.stream):
+Render and write are one stage, timed as `fabricgen render` runs it (`producers.write_rendered`):
 each render unit compares and stages its own files in whichever process runs it.
 
 The floor: in the same process, after the pipeline, the texts are rendered once more (untimed,
@@ -25,7 +25,7 @@ sharing them: the memory the run holds) and summed RSS (shared pages counted in 
 an upper bound).
 
 After the full render the benchmark pins one leaf's ASN (a one-leaf change), renders again
-into the same folder and reports the time and how many files were rewritten (write.py keeps
+into the same folder and reports the time and how many files were rewritten (render/write.py keeps
 unchanged files as they are). Timings are wall-clock seconds on this machine; nothing here is
 asserted by the test suite (no timed tests).
 """
@@ -195,8 +195,8 @@ def run_one(size: str, jobs: int, work: Path) -> dict[str, object]:
     from fabricgen.inventory.loader import load_inventory
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.render.producers import RenderContext, render_files
-    from fabricgen.render.stream import write_rendered
+    from fabricgen.producers import render_files, write_rendered
+    from fabricgen.render.context import RenderContext
 
     gc.disable()  # as `fabricgen` does for each command (cli.pause_garbage_collector)
     source = work / "fabric.yml"

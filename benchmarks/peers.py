@@ -154,8 +154,8 @@ def run_fabricgen(out: Path) -> dict[str, float]:
     from fabricgen.inventory.loader import load_inventory
     from fabricgen.plan.build import build_plan
     from fabricgen.plan.inputs import inputs_of
-    from fabricgen.render.producers import RenderContext
-    from fabricgen.render.stream import write_rendered
+    from fabricgen.producers import write_rendered
+    from fabricgen.render.context import RenderContext
 
     start = time.perf_counter()
     source = out.parent / "fabric.yml"

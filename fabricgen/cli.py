@@ -191,7 +191,6 @@ def render(
     from fabricgen.inventory.loader import resolve_inventory_path
     from fabricgen.render.context import RenderContext
     from fabricgen.render.templating import user_template_dirs
-    from fabricgen.render.write import compare, write_tree
 
     checked = checked_plan(inventory)
     plan = checked.plan
@@ -208,31 +207,21 @@ def render(
         user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs), selected, jobs=jobs or os.cpu_count() or 1
     )
     show = not (quiet or as_json) and progress_wanted()
-    if not check and selected is None:
-        summary = run_stage(lambda: write_with_progress(out, plan, context, show=show))
+    summary = run_stage(lambda: write_with_progress(out, plan, context, check=check, show=show))
+    if not check:
         report_written(plan.name, out, summary, as_json=as_json, quiet=quiet)
         return
-    files = run_stage(lambda: render_with_progress(plan, context, show=show))
-    if selected is not None:
-        files = {path: text for path, text in files.items() if not path.startswith("configs/") or Path(path).stem in selected}
-    if check:
-        summary = run_stage(lambda: compare(out, files))
-        if selected is not None:
-            summary.removed = []
-        if as_json:
-            click.echo(json_summary(plan.name, out, summary, check=True))
-            sys.exit(1 if summary.differs else 0)
-        if summary.differs:
-            for label, paths in (("added", summary.added), ("changed", summary.changed), ("removed", summary.removed)):
-                for path in paths:
-                    click.echo(f"{label}: {out / path}")
-            err_console.print(f"{out} is not what {inventory} renders to; run fabricgen render", style="red", markup=False)
-            sys.exit(1)
-        if not quiet:
-            click.echo(f"{out}: up to date ({len(summary.unchanged)} files)")
-        return
-    summary = run_stage(lambda: write_tree(out, files, keep_unlisted_owned=selected is not None))
-    report_written(plan.name, out, summary, as_json=as_json, quiet=quiet)
+    if as_json:
+        click.echo(json_summary(plan.name, out, summary, check=True))
+        sys.exit(1 if summary.differs else 0)
+    if summary.differs:
+        for label, paths in (("added", summary.added), ("changed", summary.changed), ("removed", summary.removed)):
+            for path in paths:
+                click.echo(f"{label}: {out / path}")
+        err_console.print(f"{out} is not what {inventory} renders to; run fabricgen render", style="red", markup=False)
+        sys.exit(1)
+    if not quiet:
+        click.echo(f"{out}: up to date ({len(summary.unchanged)} files)")
 
 
 def report_written(fabric: str, out: Path, summary: WriteSummary, *, as_json: bool, quiet: bool) -> None:
@@ -253,13 +242,13 @@ def progress_wanted() -> bool:
     return err_console.is_terminal and not os.environ.get("CI")
 
 
-def write_with_progress(out: Path, plan: Plan, context: RenderContext, *, show: bool) -> WriteSummary:
-    """Render and write unit by unit (fabricgen.render.stream), with a transient progress bar
-    when `show` and everything runs in this process."""
-    from fabricgen.render.stream import write_rendered
+def write_with_progress(out: Path, plan: Plan, context: RenderContext, *, check: bool = False, show: bool) -> WriteSummary:
+    """Render and write (or, with `check`, compare) unit by unit (`producers.write_rendered`),
+    with a transient progress bar when `show` and everything runs in this process."""
+    from fabricgen.producers import write_rendered
 
     if not show or context.jobs > 1:
-        return write_rendered(out, plan, context)
+        return write_rendered(out, plan, context, check=check)
     from rich.progress import Progress
 
     with Progress(console=err_console.console, transient=True) as progress:
@@ -268,25 +257,7 @@ def write_with_progress(out: Path, plan: Plan, context: RenderContext, *, show: 
         def starting(name: str, index: int, total: int) -> None:
             progress.update(task, description=f"rendering {plan.name}: {name}", completed=index, total=total)
 
-        return write_rendered(out, plan, context, starting=starting)
-
-
-def render_with_progress(plan: Plan, context: RenderContext, *, show: bool) -> dict[str, str]:
-    """Run the producers one by one, with a transient rich progress bar when `show`."""
-    from fabricgen.render.producers import PRODUCERS, render_files
-
-    if not show or context.jobs > 1:
-        return render_files(plan, context)
-    from rich.progress import Progress
-
-    files: dict[str, str] = {}
-    with Progress(console=err_console.console, transient=True) as progress:
-        task = progress.add_task(f"rendering {plan.name}", total=len(PRODUCERS))
-        for producer in PRODUCERS:
-            progress.update(task, description=f"rendering {plan.name}: {producer.__name__}")
-            files.update(render_files(plan, context, (producer,)))
-            progress.advance(task)
-    return dict(sorted(files.items()))
+        return write_rendered(out, plan, context, check=check, starting=starting)
 
 
 def json_summary(fabric: str, out: Path, summary: WriteSummary, *, check: bool) -> str:
@@ -407,9 +378,11 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
 
     out = output or running.resolve().parent
     if inventory is not None:
+        from fabricgen.configs.devices import device_configs
         from fabricgen.inventory.loader import resolve_inventory_path
-        from fabricgen.render.producers import RenderContext, device_configs, tidy
+        from fabricgen.render.context import RenderContext
         from fabricgen.render.templating import user_template_dirs
+        from fabricgen.render.tidy import tidy
 
         plan = checked_plan(inventory).plan
         context = RenderContext(user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs))

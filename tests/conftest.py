@@ -1,7 +1,9 @@
-"""Shared fixtures: the repository root and the bundled example inventories."""
+"""Shared fixtures: the repository root, the bundled example inventories, waiting on a condition."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -25,3 +27,14 @@ def example_plan(name: str) -> Plan:
     only reads it (a plan is frozen). cluster-3tier alone costs about 1.5 CPU-seconds to plan,
     and a dozen tests in several files read it."""
     return load_and_plan(EXAMPLES / name).plan
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, interval: float = 0.2) -> bool:
+    """Whether `condition()` came true before `timeout` seconds passed, asked every `interval`:
+    the tests wait on what they need to see, never for a fixed time."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval)
+    return True

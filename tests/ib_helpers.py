@@ -12,7 +12,8 @@ from fabricgen.cli import main
 from fabricgen.core.model import Plan
 from fabricgen.infiniband.sim import missing_tools
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, ROOT
 
 IB_HDR = EXAMPLES / "ib-hdr"
@@ -59,6 +60,23 @@ qos: {enabled: true, max_vls: 4}
 """
 )
 """Rail-optimised, the SMs on servers: the master's port is in t1 as a limited member by plan."""
+
+HGX = """\
+fabric: {name: ibh, transport: infiniband}
+spines: {count: 2, model: nvidia-qm9700, name: "ibh-spine{index}"}
+leaves: {count: 2, model: nvidia-qm9700, name: "ibh-leaf{index}"}
+uplinks: {per_spine: 12}
+servers: {per_leaf: 3, ports_per_server: 8, nic: nvidia-connectx-7-osfp, name: "ibh-gpu{leaf_index}{index}"}
+subnet_managers:
+  - {host: ibh-sm1, priority: 15, leaf: ibh-leaf1}
+  - {host: ibh-sm2, priority: 14, leaf: ibh-leaf2}
+partitions:
+  - {name: a, pkey: 0x0a01, members: ["ibh-gpu1*"], ipoib: true}
+  - {name: b, pkey: 0x0a02, members: ["ibh-gpu2*"]}
+"""
+"""HGX-style servers: 8 single-port ConnectX-7 adapters each (8 HCAs, "<host> mlx5_N"), QM9700
+leaves; tests/data/ibnetdiscover-hgx.txt is this fabric as ibnetdiscover prints it."""
+HGX_DISCOVERY = ROOT / "tests" / "data" / "ibnetdiscover-hgx.txt"
 
 needs_sim = pytest.mark.skipif(
     bool(missing_tools()), reason=f"needs the Debian packages opensm ibsim-utils infiniband-diags (missing: {missing_tools()})"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,9 @@ import yaml
 from fabricgen.lab.lab import Lab as FrrLab
 from fabricgen.lab.report import Check
 from fabricgen.lab.topology import LabTopology, lab_topology
+from fabricgen.lab.verify import poll
 from fabricgen.pipeline import load_and_plan
-from tests.lab_helpers import leftovers
+from tests.lab_helpers import leftovers, own_lab
 from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
 from tests.standins.lab_routing import LabRouting
 from tests.standins.runner import BIN, PlaybookRunner, marked_pids
@@ -51,7 +51,7 @@ class LabDeploy:
         (self.inventory / "fabric.yml").write_text(fabric_yaml)
         command = [str(BIN / "fabricgen"), "render", str(self.inventory), "-o", str(self.deploy.build)]
         subprocess.run(command, check=True, capture_output=True)
-        return lab_topology(load_and_plan(self.inventory).plan)
+        return lab_topology(own_lab(load_and_plan(self.inventory).plan))
 
     def devices(self) -> dict[str, StandinDevice]:
         return self.deploy.fabric.devices
@@ -81,30 +81,29 @@ class LabDeploy:
 
 def wait_for(check: Callable[[], Check], timeout: float = 120) -> Check:
     """Poll a lab check until it passes (FRR converging after restarts) or the deadline passes."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result.passed or time.monotonic() > deadline:
-            return result
-        time.sleep(2)
+    return poll(check, timeout, interval=2)
 
 
 @contextlib.contextmanager
 def lab_deploy(workdir: Path, fabric_yaml: str, name: str) -> Iterator[LabDeploy]:
-    """Render `fabric_yaml`, start its lab and one stand-in per switch, yield; tear all down."""
+    """Render `fabric_yaml`, start its lab (under this test run's own fabric name) and one
+    stand-in per switch, yield; tear down what was started, in reverse order."""
     inventory = workdir / "inv"
     inventory.mkdir()
     (inventory / "fabric.yml").write_text(fabric_yaml)
     build = workdir / "build" / name
     subprocess.run([str(BIN / "fabricgen"), "render", str(inventory), "-o", str(build)], check=True, capture_output=True)
-    plan = load_and_plan(inventory).plan
-    topology = lab_topology(plan)
+    topology = lab_topology(own_lab(load_and_plan(inventory).plan))
     stage = workdir / "stage"
     stage.mkdir(mode=0o700)
-    with FrrLab(topology) as frr:
+    with FrrLab(topology) as frr, contextlib.ExitStack() as started:
         routing = LabRouting(frr, topology)
         fabric, clock, order = StandinFabric(), StandinClock(), []  # type: ignore[var-annotated]
+        started.callback(fabric.close)
         files_server, files_thread = _serve(stage)
+        started.callback(files_thread.join, timeout=5)
+        started.callback(files_server.server_close)  # type: ignore[attr-defined]
+        started.callback(files_server.shutdown)  # type: ignore[attr-defined]
         hosts = {}
         for device in _devices(build, clock, routing, order):  # type: ignore[arg-type]
             device.sync_routing()  # FRR starts from the switch's pre-change config: no BGP yet
@@ -122,13 +121,11 @@ def lab_deploy(workdir: Path, fabric_yaml: str, name: str) -> Iterator[LabDeploy
         (workdir / "standin.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
         env = {"FABRICGEN_NET_USER": "standin", "FABRICGEN_NET_PASSWORD": "standin", "FABRICGEN_CHANGE_ID": "LAB1"}
         runner = PlaybookRunner(workdir, [build / "ansible" / "hosts.yml", workdir / "standin.yml"], env)
-        try:
-            yield LabDeploy(Lab(build, stage, fabric, clock, runner, order), frr, topology, inventory)
-        finally:
-            runner.stop_leftovers()
-            fabric.close()
-            files_server.shutdown()  # type: ignore[attr-defined]
-            files_server.server_close()  # type: ignore[attr-defined]
-            files_thread.join(timeout=5)
-            assert marked_pids(runner.marker) == [], "processes left behind"
-    assert leftovers(plan.name) == []
+        started.callback(_no_processes_left, runner)
+        yield LabDeploy(Lab(build, stage, fabric, clock, runner, order), frr, topology, inventory)
+    assert leftovers(topology.fabric) == []
+
+
+def _no_processes_left(runner: PlaybookRunner) -> None:
+    runner.stop_leftovers()
+    assert marked_pids(runner.marker) == [], "processes left behind"

@@ -1,4 +1,5 @@
-"""Shared pieces of the lab tests: who may run a lab, what a lab leaves behind, sabotage."""
+"""Shared pieces of the lab tests: who may run a lab, names of this run's own, what a lab leaves
+behind, sabotage."""
 
 from __future__ import annotations
 
@@ -18,6 +19,24 @@ needs_lab = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("vtysh") is None or shutil.which("lldpd") is None or shutil.which("ping") is None,
     reason="the lab needs root and the Debian packages frr, lldpd, iputils-ping (make debian-packages)",
 )
+
+
+RUN = f"r{os.getpid()}"
+"""This test run's mark, in the fabric name of every lab it boots. A lab is named from its
+fabric (namespaces `fg-<fabric>-*`, FRR path spaces, `/run/fabricgen-lab/<fabric>/`), and
+`Lab.up()` first clears whatever carries its names; with the pytest process's id in the name,
+two suites running at once (two worktrees, a developer and CI) never share a namespace and
+never tear down each other's lab."""
+
+
+def run_name(fabric: str) -> str:
+    """`fabric` as this run's own fabric name (still a valid inventory name)."""
+    return f"{fabric}-{RUN}"
+
+
+def own_lab(plan: Plan) -> Plan:
+    """`plan` under this run's own fabric name: what its lab creates is this run's alone."""
+    return dataclasses.replace(plan, name=run_name(plan.name))
 
 
 def leftovers(fabric: str) -> list[str]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from fabricgen.core.model import Device, Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, ROOT
 
 FIXTURES = ROOT / "tests" / "goldens" / "inventories"

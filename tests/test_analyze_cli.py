@@ -191,14 +191,19 @@ def test_json_is_identical_across_hash_seeds(tmp_path: Path) -> None:
 
 
 def test_bad_jobs_are_reported_with_their_place(tmp_path: Path) -> None:
-    jobs = {"too-big": {"gpus": 64}, "mismatch": {"gpus": 16, "data_parallel": 4, "tensor_parallel": 2}}
+    # A job that cannot be placed is refused by the inventory's checks (as `validate` does), before the analysis.
+    path = write_inventory(tmp_path / "big", inventory(jobs={"too-big": {"gpus": 64}}))
+    result = run(str(path), "--no-simulate")
+    assert result.exit_code == 2
+    assert any(
+        ":" in line and "jobs.too-big.gpus: the job needs 8 servers of 8 GPUs; the plan has 2 (16 GPUs)" in line
+        for line in result.output.splitlines()
+    ), result.output
+    jobs = {"mismatch": {"gpus": 16, "data_parallel": 4, "tensor_parallel": 2}}
     path = write_inventory(tmp_path / "f", inventory(jobs=jobs))
     result = run(str(path), "--no-simulate")
     assert result.exit_code == 2
     lines = result.output.splitlines()
-    assert any(
-        ":" in line and "jobs.too-big.gpus: the job needs 8 servers of 8 GPUs; the plan has 2 (16 GPUs)" in line for line in lines
-    ), result.output
     assert any(
         "jobs.mismatch.data_parallel: data_parallel 4 x tensor_parallel 2 x pipeline_parallel 1 = 8, but the job has 16 GPUs" in line
         for line in lines

@@ -23,6 +23,7 @@ import pytest
 from fabricgen.analyze import ecmp
 from fabricgen.analyze.planview import fabric_of
 from fabricgen.core.model import SM_LINK, Plan
+from tests.conftest import wait_until
 from tests.test_analyze_plans import inventory, plan_of
 
 UMAD2SIM = next(iter(sorted(Path("/usr/lib").glob("*/umad2sim/libumad2sim.so"))), Path("/usr/lib/umad2sim/libumad2sim.so"))
@@ -76,7 +77,9 @@ def opensm_lfts(plan: Plan, folder: Path) -> dict[str, dict[str, int]]:
     env = {**os.environ, "IBSIM_SOCKNAME": f"fg-analyze-{os.getpid()}-{time.monotonic_ns()}"}
     sim = subprocess.Popen(["ibsim", "-s", "-n", "fabric.net"], cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
-        time.sleep(0.3)
+        listening = f"@{env['IBSIM_SOCKNAME']}:ctl"  # ibsim's control socket: it serves the fabric
+        assert wait_until(lambda: sim.poll() is not None or listening in Path("/proc/net/unix").read_text(), timeout=30)
+        assert sim.poll() is None, "ibsim exited"
         client = {
             **env,
             "LD_PRELOAD": str(UMAD2SIM),

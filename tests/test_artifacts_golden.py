@@ -10,7 +10,8 @@ import pytest
 
 from fabricgen.artifacts import bom, cabling, fabric_readme
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES
 
 

@@ -19,7 +19,7 @@ from jsonschema import Draft7Validator, ValidationError, validators
 from fabricgen.artifacts.lab import _topology_text, lab, topology
 from fabricgen.cli import main
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext
+from fabricgen.render.context import RenderContext
 from fabricgen.render.yamlemit import yaml_text
 from tests.conftest import EXAMPLES, ROOT, example_plan
 

@@ -16,7 +16,7 @@ import pytest
 
 from fabricgen.artifacts import cabling, netbox
 from fabricgen.core.model import Plan
-from fabricgen.render.producers import RenderContext
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, ROOT, example_plan
 
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "fabric.yml").is_file())

@@ -19,7 +19,7 @@ from fabricgen.core.diagnostics import FabricError
 from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.media import cables
-from fabricgen.render.producers import RenderContext
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, example_plan
 
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "fabric.yml").is_file())

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from fabricgen.artifacts import bom, cabling, hosts, lab
 from fabricgen.artifacts.common import csv_text, natural_key, natural_order
 from fabricgen.plan.media import cables
-from fabricgen.render.producers import RenderContext
+from fabricgen.render.context import RenderContext
 from tests.test_artifacts_lab import _errors
 from tests.test_properties import fabrics, plan_of
 

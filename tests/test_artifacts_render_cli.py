@@ -85,8 +85,12 @@ def test_progress_only_on_a_terminal_outside_ci(monkeypatch: pytest.MonkeyPatch)
     assert not cli.progress_wanted()
 
 
-def test_progress_bar_renders_the_same_files() -> None:
-    from fabricgen.render.producers import RenderContext, render_files
+def test_progress_bar_renders_the_same_files(tmp_path: Path) -> None:
+    from fabricgen.render.context import RenderContext
 
     plan = example_plan("pod-mixed")
-    assert cli.render_with_progress(plan, RenderContext(), show=True) == render_files(plan, RenderContext())
+    cli.write_with_progress(tmp_path / "bar", plan, RenderContext(), show=True)
+    cli.write_with_progress(tmp_path / "plain", plan, RenderContext(), show=False)
+    bar = {p.relative_to(tmp_path / "bar"): p.read_bytes() for p in (tmp_path / "bar").rglob("*") if p.is_file()}
+    plain = {p.relative_to(tmp_path / "plain"): p.read_bytes() for p in (tmp_path / "plain").rglob("*") if p.is_file()}
+    assert bar == plain and len(bar) > 10

@@ -28,7 +28,7 @@ def test_plan_shows_headroom_per_pool_and_tier() -> None:
     assert "Growth headroom: by leaf (leaves.count, today 8)" in text
     assert "addressing.fabric 10.1.0.0/22 │ 64 addresses │ 16 leaves" in text
     assert "spine ports │ 8 ports │ 8 leaves" in text
-    assert "one leaf adds 1 leaves and 32 GPU ports" in text  # 4 servers x 8 NICs
+    assert "one leaf adds 1 leaf and 32 GPU ports" in text  # 4 servers x 8 NICs
 
 
 def test_plan_shows_pods_and_leaves_per_pod_of_a_three_tier_fabric() -> None:

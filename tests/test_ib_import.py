@@ -12,7 +12,7 @@ from fabricgen.cli import main
 from fabricgen.infiniband.guids import candidates
 from fabricgen.infiniband.verify import Options, verify
 from fabricgen.pipeline import load_and_plan
-from tests.ib_helpers import copy_example, needs_sim, plan_and_files
+from tests.ib_helpers import HGX, HGX_DISCOVERY, copy_example, needs_sim, plan_and_files, write_inventory
 
 
 def real_looking(net: str) -> str:
@@ -32,13 +32,13 @@ def test_import_writes_guids_and_keeps_comments(tmp_path: Path) -> None:
     discovered = tmp_path / "fabric.ibnet"
     text = real_looking(files["ib/ibsim.net"])
     # One switch the plan does not know, and one planned host missing.
-    text = text.replace('Hca\t1 "ib1-gpu0818"\t# "ib1-gpu0818 HCA-1"', 'Hca\t1 "ib1-gpu0818"\t# "stray-host HCA-1"')
+    text = text.replace('Hca\t1 "ib1-gpu0818/mlx5_0"\t# "ib1-gpu0818 mlx5_0"', 'Hca\t1 "ib1-gpu0818/mlx5_0"\t# "stray-host mlx5_0"')
     discovered.write_text(text)
     before = inventory.read_text()
     result = CliRunner().invoke(main, ["ib", "import-guids", str(inventory), str(discovered)])
     assert result.exit_code == 1, result.output  # one planned host was not discovered
     assert "not discovered: ib1-gpu0818" in result.output
-    assert "not in the plan: ca 'stray-host HCA-1'" in result.output
+    assert "not in the plan: ca 'stray-host mlx5_0'" in result.output
     after = inventory.read_text()
     assert after.startswith(before.rstrip("\n"))  # the user's text and comments are untouched
     assert "# one HCA port per GPU; ports 19-20 stay free for SM/storage hosts" in after
@@ -110,3 +110,39 @@ def test_verify_against_discovered_fabric_with_real_style_guids(tmp_path: Path) 
     result = runner.invoke(main, ["ib", "verify", str(inventory), "--net", str(discovered), "--pairs", "8", "--sample", "4"])
     assert result.exit_code == 0, result.output
     assert "discovered 12/12 switches, 146/146 HCAs, 306/306 cables" in result.output
+
+
+def _discovered_adapters() -> dict[str, str]:
+    """ "<host> mlx5_N" -> node GUID, read straight from the ibnetdiscover file."""
+    found = re.findall(r'^caguid=0x([0-9a-f]+)\nCa\t1 "H-[0-9a-f]+"\t\t# "([^"]+)"', HGX_DISCOVERY.read_text(), re.M)
+    return {description: f"0x{int(guid, 16):016x}" for guid, description in found}
+
+
+def test_import_gives_every_adapter_its_own_node_guid(tmp_path: Path) -> None:
+    """8 single-port CAs per server, each its own node GUID (port GUID = node GUID, as ConnectX)."""
+    adapters = _discovered_adapters()
+    assert len(adapters) == 6 * 8 + 2
+    inventory = write_inventory(tmp_path, HGX)
+    result = CliRunner().invoke(main, ["ib", "import-guids", str(inventory), str(HGX_DISCOVERY)])
+    assert result.exit_code == 0, result.output
+    checked = load_and_plan(inventory)
+    assert not [d for d in checked.warnings if "placeholders" in d.message]
+    for server in checked.plan.servers:
+        assert [(n.node_guid, n.port_guid) for n in server.nics] == [
+            (adapters[f"{server.name} mlx5_{k}"], adapters[f"{server.name} mlx5_{k}"]) for k in range(8)
+        ]
+    _, files = plan_and_files(inventory)
+    name_map = files["opensm/ibh-sm1/node-name-map"]
+    assert f'{adapters["ibh-gpu23 mlx5_7"]} "ibh-gpu23 mlx5_7"' in name_map
+    assert sum(1 for line in name_map.splitlines() if " mlx5_" in line) == 50
+    assert CliRunner().invoke(main, ["ib", "import-guids", str(inventory), str(HGX_DISCOVERY)]).output.count("changed 0") == 1
+
+
+@needs_sim
+def test_verify_against_a_discovery_of_eight_adapters_per_server(tmp_path: Path) -> None:
+    inventory = write_inventory(tmp_path, HGX)
+    assert CliRunner().invoke(main, ["ib", "import-guids", str(inventory), str(HGX_DISCOVERY)]).exit_code == 0
+    result = CliRunner().invoke(main, ["ib", "verify", str(inventory), "--net", str(HGX_DISCOVERY), "--pairs", "8", "--no-standby"])
+    assert result.exit_code == 0, result.output
+    assert "discovered 4/4 switches, 50/50 HCAs, 98/98 cables" in result.output
+    assert "P_Key tables of 50 HCA port(s) read back" in result.output

@@ -42,6 +42,7 @@ def test_example_plan() -> None:
     assert [(p.name, p.mtu_code, p.rate_code, p.sl, len(p.port_guids)) for p in ib.partitions] == [
         ("tenant-a", 5, 17, 1, 36),
         ("tenant-b", 5, 0, 0, 36),
+        ("tenant-c", 5, 0, 0, 72),
     ]
     warnings = [d.message for d in checked.warnings]
     assert any("GUIDs of 12 switch, 144 server HCA, 2 subnet manager HCA node(s) are placeholders" in w for w in warnings)
@@ -59,8 +60,27 @@ def test_placeholder_guids_are_unique_and_stable_under_growth(tmp_path: Path) ->
 def test_multi_port_hcas_do_not_collide(tmp_path: Path) -> None:
     text = BASE.replace("uplinks: {per_spine: 3}", "uplinks: {per_spine: 9}").replace("per_leaf: 4,", "per_leaf: 1, ports_per_server: 16,")
     plan = load_and_plan(write_inventory(tmp_path, text)).plan
-    guids = [n.port_guid for s in plan.servers for n in s.nics] + [s.node_guid for s in plan.servers]
-    assert len(set(guids)) == len(guids) == 34
+    # 2 servers x 16 adapters, each with a node GUID and a port GUID.
+    guids = [g for s in plan.servers for n in s.nics for g in (n.node_guid, n.port_guid)]
+    assert len(set(guids)) == len(guids) == 64
+
+
+def test_every_nic_is_its_own_hca(tmp_path: Path) -> None:
+    """An HGX server's 8 ConnectX-7s are 8 HCAs: 8 node GUIDs, 8 node-name-map lines "<host> mlx5_N"."""
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 1, ports_per_server: 8,").replace("per_spine: 3", "per_spine: 4")
+    checked = load_and_plan(write_inventory(tmp_path, text + "subnet_managers: [{host: t-gpu11, guid: '0x02fab00030008027'}]\n"))
+    plan, ib = checked.plan, checked.plan.infiniband
+    assert ib is not None
+    gpu = next(s for s in plan.servers if s.name == "t-gpu11")
+    # Placeholder base of leaf 1 server 1: prefix | 3 << 28 | (1 x 1024 + 1) << 5 = 0x02fab00030008020.
+    assert [(n.node_guid, n.port_guid) for n in gpu.nics] == [
+        (f"0x{0x02FAB00030008020 + 2 * k:016x}", f"0x{0x02FAB00030008021 + 2 * k:016x}") for k in range(8)
+    ]
+    names = {n.guid: n.name for n in ib.node_names}
+    assert [names[n.node_guid] for n in gpu.nics] == [f"t-gpu11 mlx5_{k}" for k in range(8)]
+    # The SM on the server's 4th adapter: its node GUID is that adapter's.
+    assert (ib.subnet_managers[0].port_guid, ib.subnet_managers[0].node_guid) == ("0x02fab00030008027", "0x02fab00030008026")
+    assert any("GUIDs of 4 switch, 16 server HCA node(s) are placeholders" in d.message for d in checked.warnings)
 
 
 def test_guid_pins_replace_placeholders(tmp_path: Path) -> None:
@@ -77,7 +97,7 @@ def test_guid_pins_replace_placeholders(tmp_path: Path) -> None:
     assert plan.device("t-spine1").guid == "0xb8cef60300000001"
     assert not plan.device("t-spine1").guid_is_placeholder
     gpu = next(s for s in plan.servers if s.name == "t-gpu11")
-    assert (gpu.node_guid, gpu.nics[0].port_guid) == ("0xb8cef60300001000", "0xb8cef60300001000")
+    assert (gpu.nics[0].node_guid, gpu.nics[0].port_guid) == ("0xb8cef60300001000", "0xb8cef60300001000")
     assert plan.infiniband is not None
     assert "t-gpu11" not in plan.infiniband.placeholder_hosts
     assert "t-gpu12" in plan.infiniband.placeholder_hosts
@@ -116,11 +136,55 @@ def test_duplicate_pkey_and_guid(tmp_path: Path) -> None:
     assert any("P_Key 0x0001 of partition 'b' is used by another partition" in m for m in found)
 
 
-def test_leaf_not_one_to_one_and_sm_port_taken(tmp_path: Path) -> None:
-    text = BASE.replace("per_leaf: 4,", "per_leaf: 6,") + "subnet_managers: [{host: sm-a, leaf: t-leaf1, port: 3}]\n"
+def test_sm_port_taken(tmp_path: Path) -> None:
+    text = BASE + "subnet_managers: [{host: sm-a, leaf: t-leaf1, port: 3}]\n"
     found = errors(tmp_path, text)
-    assert any("t-leaf1 has 7 host ports (servers and SM hosts) but 6 uplinks: not 1:1" in m for m in found)
     assert any("subnet manager sm-a: port 3 of t-leaf1 is taken by a server or an uplink" in m for m in found)
+
+
+NDR200 = """\
+fabric: {name: t, transport: infiniband}
+spines: {count: 2, model: nvidia-qm9700, name: "t-spine{index}"}
+leaves: {count: 2, model: nvidia-qm9700, name: "t-leaf{index}"}
+uplinks: {per_spine: 16}
+servers: {per_leaf: 64, speed: 200G, nic: nvidia-connectx-7-osfp, name: "t-gpu{leaf_index}{index:02d}"}
+subnet_managers: [{host: t-gpu101}]
+"""
+
+
+def test_ndr200_split_hosts_under_ndr_uplinks_are_one_to_one(tmp_path: Path) -> None:
+    """64 x 200G = 12,800 Gb/s down, 32 x 400G = 12,800 Gb/s up: 1:1 by bandwidth, 2 ports per uplink."""
+    checked = load_and_plan(write_inventory(tmp_path, NDR200))
+    leaf = checked.plan.device("t-leaf1")
+    assert sum(i.speed for i in leaf.interfaces if i.role == "server") == 64 * 200
+    assert sum(i.speed for i in leaf.interfaces if i.role == "uplink") == 32 * 400
+    assert not [d for d in checked.warnings if "per uplink" in d.message]
+
+
+def test_sm_hosts_do_not_count_toward_one_to_one(tmp_path: Path) -> None:
+    """6 servers on 6 uplinks plus a dedicated SM host: the SM is not compute bandwidth."""
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 6,") + "subnet_managers: [{host: sm-a, leaf: t-leaf1}]\n"
+    checked = load_and_plan(write_inventory(tmp_path, text))
+    ib = checked.plan.infiniband
+    assert ib is not None
+    assert [(sm.leaf, sm.leaf_port) for sm in ib.subnet_managers] == [("t-leaf1", 34)]  # 35-40 are the uplinks
+    assert not [d for d in checked.warnings if "per uplink" in d.message]
+
+
+def test_oversubscribed_by_bandwidth(tmp_path: Path) -> None:
+    found = errors(tmp_path, BASE.replace("per_leaf: 4,", "per_leaf: 7,"))
+    # 7 x 200G = 1,400G to servers over 2 spines x 3 x 200G = 1,200G up.
+    assert any("oversubscribed 1.17:1 (1400G to servers, 1200G to spines)" in m for m in found)
+    assert not any("not 1:1" in m for m in found)
+
+
+def test_non_whole_ports_per_uplink_warned_once(tmp_path: Path) -> None:
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 9,") + "oversubscription: {max_ratio: 2}\n"
+    checked = load_and_plan(write_inventory(tmp_path, text))
+    balance = [d.format() for d in checked.warnings if "per uplink" in d.message]
+    assert len(balance) == 1
+    assert "2 leaf/leaves carry a non-whole number of compute ports per uplink" in balance[0]
+    assert "t-leaf1 (9 compute ports / 6 uplinks = 1.50)" in balance[0]
 
 
 def test_spine_radix(tmp_path: Path) -> None:
@@ -145,3 +209,19 @@ def test_validate_cli_prints_the_placeholder_warning() -> None:
     assert result.exit_code == 0
     assert "placeholders derived from guid_prefix 0x02fab00000000000" in result.output
     assert "fabricgen ib import-guids" in result.output
+
+
+def test_example_leaves_no_server_limited_only() -> None:
+    """Every ib-hdr server is a full member of a tenant: no 'in no tenant partition' warning."""
+    checked = load_and_plan(IB_HDR)
+    assert not [d for d in checked.warnings if "in no tenant partition" in d.message]
+
+
+def test_partition_rate_above_members_links(tmp_path: Path) -> None:
+    """rate 200 on HDR100 (100G) members: OpenSM's validate_port_caps refuses the joins."""
+    text = BASE.replace("per_leaf: 4,", "per_leaf: 4, speed: 100G,") + (
+        "partitions: [{name: a, pkey: 1, members: [t-gpu1*], ipoib: true, rate: 200}, {name: b, pkey: 2, members: [t-gpu2*], rate: 100}]\n"
+    )
+    found = errors(tmp_path, text)
+    assert any("partitions[0].rate: partition a: rate 200G is above the 100G links of 4 member(s)" in m for m in found)
+    assert not any("partitions[1]" in m for m in found)

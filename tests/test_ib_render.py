@@ -13,7 +13,7 @@ import pytest
 
 from fabricgen.infiniband.ibnet import parse_ibnet
 from fabricgen.infiniband.partitions import check_partitions
-from fabricgen.render.producers import leftovers
+from fabricgen.render.tidy import leftovers
 from tests.conftest import ROOT
 from tests.ib_helpers import IB_HDR, plan_and_files
 
@@ -90,7 +90,10 @@ def test_ibsim_topology_matches_the_plan() -> None:
     switches = {n.node_id: n for n in fabric.nodes.values() if n.kind == "switch"}
     assert {name: n.node_guid for name, n in switches.items()} == {d.name: d.guid for d in plan.devices}
     hcas = {n.node_id: n for n in fabric.nodes.values() if n.kind == "ca"}
-    assert {s.name: hcas[s.name].port_guids() for s in plan.servers} == {s.name: [n.port_guid for n in s.nics] for s in plan.servers}
+    # One single-port HCA per server NIC (adapter), node id <server>/mlx5_N.
+    assert {n: hca.port_guids() for n, hca in hcas.items() if "/" in n} == {
+        f"{s.name}/mlx5_{n.nic - 1}": [n.port_guid] for s in plan.servers for n in s.nics
+    }
     assert hcas["ib1-sm1"].ports[1].remote_id == "ib1-leaf01"
     leaf_spine = [lk for lk in plan.links if lk.kind == "leaf-spine"]
     # From the inventory: 8 leaves x 18 HCAs, 8 leaves x 4 spines x 5 uplinks, 2 dedicated SM hosts,
@@ -103,3 +106,20 @@ def test_ibsim_topology_matches_the_plan() -> None:
 
 def test_rendering_is_deterministic() -> None:
     assert plan_and_files(IB_HDR)[1] == plan_and_files(IB_HDR)[1]
+
+
+def test_log_flush_off_in_production_on_in_verify(tmp_path: Path) -> None:
+    """force_log_flush is a debug feature (OpenSM's default FALSE); only ib verify's copy flushes."""
+    from fabricgen.infiniband.verify import relocate_config
+
+    _, files = plan_and_files(IB_HDR)
+    conf = files["opensm/ib1-sm1/opensm.conf"]
+    assert [line for line in conf.splitlines() if line.startswith("force_log_flush")] == ["force_log_flush FALSE"]
+    relocated = relocate_config(conf, tmp_path, tmp_path)
+    assert "force_log_flush FALSE" not in relocated and "force_log_flush TRUE" in relocated
+
+
+def test_partition_header_carries_the_tenant_sl() -> None:
+    """`sl=` on the ipoib partition so its IPoIB multicast runs on the tenant's SL (doc/partition-config.txt)."""
+    _, files = plan_and_files(IB_HDR)
+    assert "tenant-a=0x0a01, ipoib, mtu=5, rate=17, sl=1, defmember=full :" in files["opensm/ib1-sm1/partitions.conf"]

@@ -80,6 +80,24 @@ def test_ndr_twin_port_example_passes() -> None:
     assert "discovered 6/6 switches, 114/114 HCAs, 234/234 cables" in report.format()
 
 
+NDR200_SPLIT = """\
+fabric: {name: ibs, transport: infiniband}
+spines: {count: 2, model: nvidia-qm9700, name: "ibs-spine{index}"}
+leaves: {count: 2, model: nvidia-qm9700, name: "ibs-leaf{index}"}
+uplinks: {per_spine: 16}
+servers: {per_leaf: 64, speed: 200G, nic: nvidia-connectx-7-osfp, name: "ibs-gpu{leaf_index}{index:02d}"}
+subnet_managers: [{host: ibs-gpu101, priority: 15}, {host: ibs-gpu264, priority: 14}]
+"""
+"""64 NDR200 hosts (16 cages split 4 x 200G) under 32 NDR uplinks per leaf: 1:1 by bandwidth."""
+
+
+def test_ndr200_split_fabric_passes(tmp_path: Path) -> None:
+    plan, files = plan_and_files(write_inventory(tmp_path, NDR200_SPLIT))
+    report = verify(plan, files, Options(pairs=16, sample=4))
+    assert report.ok, report.format()
+    assert "discovered 4/4 switches, 128/128 HCAs, 192/192 cables" in report.format()
+
+
 def test_root_guid_typo_and_partition_member_typo_fail() -> None:
     """One run, two typos: a root GUID (OpenSM: ERR AB24, ranks three roots, routes over three
     spines, still 'ftree tables configured') and a member GUID of tenant-a in partitions.conf

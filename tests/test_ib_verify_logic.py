@@ -182,7 +182,8 @@ def test_host_pages_give_each_tenant_its_pkey_index_and_sl(tmp_path: Path) -> No
     # t3 (0x8a03): index 3 on the SM's port (0xffff 0x8101 0x8102 0x8a03), index 2 on the others (0x7fff 0x0101 0x8a03)
     assert "NICs differ (indexes 2, 3)" in master
     rows = (out / "ib-hosts.csv").read_text().splitlines()
-    assert "ibr-su1-gpu02,nic3,ibr-leaf03,2,0x02fab00030008043,t3,0x8a03,full,2,2,8a03" in rows
+    # NIC 3 is the server's third adapter: node GUID base + 4, port GUID base + 5 (plan/guids.py).
+    assert "ibr-su1-gpu02,nic3,ibr-leaf03,2,0x02fab00030008045,t3,0x8a03,full,2,2,8a03" in rows
 
 
 def test_congestion_control_renders_and_opensm_accepts_it(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from fabricgen.cli import main
+from fabricgen.configs.devices import device_configs
 from fabricgen.core.model import Plan
 from fabricgen.lab import cli as lab_cli
 from fabricgen.lab import expect
@@ -23,7 +24,7 @@ from fabricgen.lab.configs import frr_config
 from fabricgen.lab.report import Check, Report
 from fabricgen.lab.topology import IFNAMSIZ, LabUnsupported, lab_topology
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, device_configs
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, ROOT
 from tests.fabrics import write
 from tests.test_artifacts_lab import _errors

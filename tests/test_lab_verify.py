@@ -3,7 +3,8 @@
 Each example boots once per module; the sabotages change one switch of the running lab to
 what a deliberately broken plan renders and check that the right check fails, naming it.
 Expected values come from the inventories (spine counts, parallel links, names), not from the
-lab code.
+lab code. Every lab runs under this test run's own fabric name (`lab_helpers.own_lab`), and
+every wait is a poll of a condition with a deadline.
 """
 
 from __future__ import annotations
@@ -13,29 +14,37 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from fabricgen.core.model import PeerGroup, Plan
+from fabricgen.lab.kernel import existing_namespaces, namespace_pids
 from fabricgen.lab.lab import Lab
-from fabricgen.lab.report import Check
-from fabricgen.lab.run import run_checks, verify
+from fabricgen.lab.report import Check, Report
+from fabricgen.lab.run import CHECKS, run_checks, verify
 from fabricgen.lab.topology import LabCable, LabTopology, lab_topology
 from fabricgen.lab.verify import check_advertised, check_bgp, check_mtu, poll
 from fabricgen.pipeline import load_and_plan
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, wait_until
 from tests.fabrics import fabric, write
-from tests.lab_helpers import device, leftovers, needs_lab, with_device
+from tests.lab_helpers import device, leftovers, needs_lab, own_lab, run_name, with_device
 
 pytestmark = needs_lab
 THREE_TIER = ROOT / "tests" / "data" / "lab" / "three-tier"
 
 
 def _plan(path: Path) -> Plan:
-    return load_and_plan(path).plan
+    """The plan of the inventory at `path`, under this run's own fabric name."""
+    return own_lab(load_and_plan(path).plan)
+
+
+def _verified(plan: Plan, names: Sequence[str] = CHECKS) -> Report:
+    """`lab verify` of `plan` (up, checks, down), and nothing of its lab left behind."""
+    report = verify(lab_topology(plan), names=names)
+    assert leftovers(plan.name) == []
+    return report
 
 
 @pytest.fixture(scope="module")
@@ -144,19 +153,16 @@ def test_mtu_mismatch_fails_mtu_naming_the_link(pod1: tuple[Plan, Lab]) -> None:
 
 
 def test_three_tier_two_pods_passes_every_check() -> None:
-    report = verify(lab_topology(_plan(THREE_TIER)))
+    report = _verified(_plan(THREE_TIER))
     assert report.passed, report.as_text()
     # 2 spines x 2 links per leaf, in its pod and across pods (through both super-spine planes)
     assert "at widths [4]" in report.checks[3].evidence[0]
-    assert leftovers("lab3t") == []
 
 
 def test_pod_rail_passes() -> None:
-    plan = _plan(EXAMPLES / "pod-rail")
-    report = verify(lab_topology(plan), names=["bgp", "bfd", "lldp", "ecmp", "advertised", "mtu"])
+    report = _verified(_plan(EXAMPLES / "pod-rail"), ["bgp", "bfd", "lldp", "ecmp", "advertised", "mtu"])
     assert report.passed, report.as_text()
     assert "at widths [32]" in report.checks[3].evidence[0]  # 8 spines x 4 links
-    assert leftovers(plan.name) == []
 
 
 def test_pod_mixed_passes_at_the_mtu_both_platforms_carry() -> None:
@@ -164,16 +170,17 @@ def test_pod_mixed_passes_at_the_mtu_both_platforms_carry() -> None:
     largest MTU both ends support and the hosts at the smallest fabric MTU (9214, from
     fabricgen/platforms/<os>/platform.yml mtu_default), so DF pings at the host MTU cross every spine.
     Before MTU was planned per link, this check failed on all 256 leaf-spine cables."""
-    plan = _plan(EXAMPLES / "pod-mixed")
-    report = verify(lab_topology(plan), names=["bgp", "bfd", "lldp", "ecmp", "advertised", "mtu"])
+    report = _verified(_plan(EXAMPLES / "pod-mixed"), ["bgp", "bfd", "lldp", "ecmp", "advertised", "mtu"])
     assert report.passed, report.as_text()
     assert "9214" in report.checks[-1].title
-    assert leftovers(plan.name) == []
 
 
 def _tiny(tmp_path: Path, name: str) -> Plan:
-    doc = fabric(fabric={"name": name, "transport": "roce"}, leaves={"count": 2}, uplinks={"per_spine": 1}, servers={"per_leaf": 1})
-    return _plan(write(tmp_path, doc))
+    """A two-leaf fabric written to `tmp_path`/fabric.yml under this run's own name from `name`."""
+    doc = fabric(
+        fabric={"name": run_name(name), "transport": "roce"}, leaves={"count": 2}, uplinks={"per_spine": 1}, servers={"per_leaf": 1}
+    )
+    return load_and_plan(write(tmp_path, doc)).plan
 
 
 def _swap(topology: LabTopology) -> tuple[LabTopology, LabCable, LabCable]:
@@ -191,12 +198,12 @@ def test_swapped_cable_fails_lldp_naming_both_ends(tmp_path: Path) -> None:
     topology = lab_topology(plan)
     miswired, a, b = _swap(topology)
     report = verify(topology, built=miswired, names=["lldp"], timeout=15)
+    assert leftovers(plan.name) == []
     lldp = report.checks[0]
     assert not lldp.passed
     text = _failures(lldp)
     assert f"{a.a_node}: {a.a_planned}: sees {b.z_node} {b.z_planned}, planned {a.z_node} {a.z_planned}" in text
     assert any("miswired" in e and a.a_node in e for e in lldp.evidence), lldp.evidence
-    assert leftovers(plan.name) == []
 
 
 def test_two_labs_side_by_side(tmp_path: Path) -> None:
@@ -207,9 +214,9 @@ def test_two_labs_side_by_side(tmp_path: Path) -> None:
         assert poll(lambda: check_bgp(first, one), timeout=60).passed
         assert poll(lambda: check_bgp(second, two), timeout=60).passed
         second.down()
-        assert leftovers("labtwo") == []
+        assert leftovers(two.fabric) == []
         assert first.running()
-    assert leftovers("labone") == []
+    assert leftovers(one.fabric) == []
 
 
 def _default_sigint() -> None:
@@ -228,10 +235,13 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path: Path) -> None:
         env=env,
         preexec_fn=_default_sigint,  # resets one signal disposition only
     )
-    deadline = time.monotonic() + 60
-    while not leftovers(plan.name) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(3)  # daemons starting
+    topology = lab_topology(plan)
+    switches = {s.namespace for s in topology.switches}
+
+    def daemons_running() -> bool:  # every switch's namespace exists and runs its daemons
+        return switches <= set(existing_namespaces(topology.prefix)) and all(namespace_pids(ns) for ns in switches)
+
+    assert wait_until(daemons_running, timeout=120), "the lab never came up"
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=120) != 0
     assert leftovers(plan.name) == []

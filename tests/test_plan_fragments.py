@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from fabricgen.render.serialize import FABRIC_FRAGMENT, join_fragments, plan_fragments, plan_json
 from fabricgen.render.write import write_tree
 from tests.conftest import example_plan

@@ -153,7 +153,7 @@ def test_rail_attachment_puts_nic_i_on_rail_leaf_i() -> None:
     addressing = _doc().addressing
     assert addressing is not None
     pools = pools_of(addressing)
-    attached = attach_servers(leaves, spec, Layout(spine_slots=2), pools, 9214, lambda name, leaf, index: ("", ()))
+    attached = attach_servers(leaves, spec, Layout(spine_slots=2), pools, 9214, lambda name, leaf, index: ())
     # Two units of two rails; each unit's servers are named after its first leaf.
     assert sorted(s.name for s in attached.servers) == ["leaf1-srv1", "leaf1-srv2", "leaf3-srv1", "leaf3-srv2"]
     by_name = {s.name: s for s in attached.servers}

@@ -24,8 +24,9 @@ from fabricgen.diffing import running
 from fabricgen.inventory import schema
 from fabricgen.inventory.schemafile import SCHEMA_FILE, published, read_published, write
 from fabricgen.pipeline import load_and_plan
+from fabricgen.producers import render_files
 from fabricgen.push import ownership
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import ROOT
 
 TINY_EOS = ROOT / "tests" / "goldens" / "inventories" / "tiny-eos" / "fabric.yml"

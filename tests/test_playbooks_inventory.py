@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import yaml
 
+from fabricgen.configs.ansible import ansible_host_vars, ansible_inventory
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, ansible_host_vars, ansible_inventory
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES
 
 

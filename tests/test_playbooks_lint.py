@@ -102,6 +102,23 @@ def test_awx_files_pin_the_collections_the_playbooks_use() -> None:
     pinned = {c["name"] for c in yaml.safe_load((ROOT / "requirements.yml").read_text())["collections"]}
     used = set()
     for path in (ROOT / "playbooks").rglob("*.yml"):
-        used |= set(re.findall(r"^\s+(?:- )?((?:arista|cisco|ansible)\.[a-z_]+)\.[a-z_]+:", path.read_text(), re.M))
+        text = path.read_text()
+        used |= set(re.findall(r"^\s+(?:- )?((?:arista|cisco|ansible)\.[a-z_]+)\.[a-z_]+:", text, re.M))
+        used |= set(re.findall(r"\b((?:arista|cisco|ansible)\.[a-z_]+)\.(?:httpapi|network_cli)\b", text))  # connection plugins
     used.discard("ansible.builtin")
-    assert used and used <= pinned, used - pinned
+    assert used == pinned, (sorted(used - pinned), sorted(pinned - used))  # nothing missing, nothing unused
+
+
+def test_awx_templates_name_real_playbooks_and_surveys_ask_for_variables_they_read() -> None:
+    import json
+
+    import yaml
+
+    templates = yaml.safe_load((ROOT / "awx" / "job-templates.yml").read_text())["job_templates"]
+    playbooks = "".join(p.read_text() for p in (ROOT / "playbooks").rglob("*.yml"))
+    for template in templates:
+        assert (ROOT / template["playbook"]).is_file(), template["name"]
+        if template.get("survey_spec_file"):
+            survey = json.loads((ROOT / template["survey_spec_file"]).read_text())
+            for question in survey["spec"]:
+                assert question["variable"] in playbooks, question["variable"]  # no dead knob

@@ -185,11 +185,11 @@ def test_check_deploy_rerun_and_rollback(lab: Lab) -> None:
     assert not any(secret in check.stdout for secret in SECRETS)
     lab.order.clear()
 
-    # The push: one canary per tier among the changing switches (spine, then leaf: the plan's tier
-    # order), then the rest; commit timer -> post-checks against the baseline -> confirm -> save.
+    # The push: tier by tier (spines, then leaves: the plan's tier order), each tier's canary, then
+    # its other switches; commit timer -> post-checks against the baseline -> confirm -> save.
     push = lab.run("deploy.yml", "--diff")
     assert push.returncode == 0, push.stdout + push.stderr
-    assert lab.commits() == ["lab1-spine01", "lab1-leaf01", "lab1-spine02", "lab1-leaf02"]
+    assert lab.commits() == ["lab1-spine01", "lab1-spine02", "lab1-leaf01", "lab1-leaf02"]
     for name in SWITCHES:
         device = lab.device(name)
         expected = ["commit-timer", "confirm", "save"] if device.platform == "eos" else ["checkpoint", "commit-timer", "confirm", "save"]
@@ -248,20 +248,56 @@ def _secret_values_under(folder: Path) -> list[str]:
 
 
 def test_wrong_remote_as_fails_the_canary_with_bgp_from_both_configs_and_rolls_back(lab: Lab) -> None:
-    # The spine canary goes first and passes (its leaves are not on the new config yet); the leaf
+    # The spines go first and pass (their leaves are not on the new config yet); the leaf
     # canary then carries a wrong remote-as towards the spines: BGP read from both ends' configs
     # stays down, the post-check fails, the leaf is rolled back, verified, and the rollout stops.
     leaf = lab.build / "configs" / "lab1-leaf01.cfg"
     leaf.write_text(leaf.read_text().replace("remote-as 65000", "remote-as 65009"))
     result = lab.run("deploy.yml")
     assert result.returncode != 0
-    assert lab.commits() == ["lab1-spine01", "lab1-leaf01"]
+    assert lab.commits() == ["lab1-spine01", "lab1-spine02", "lab1-leaf01"]
     device = lab.device("lab1-leaf01")
     assert device.events("checkpoint", "commit-timer", "confirm", "rollback") == ["checkpoint", "commit-timer", "rollback"]
     assert not device.changed and device.pending is None and device.bootflash == {}
     assert "(lab1-spine01, already on the new config) is Active" in result.stdout
     assert "rolled back now and verified" in result.stdout
-    assert lab.device("lab1-spine02").events("commit-timer") == [] and lab.device("lab1-leaf02").events("commit-timer") == []
+    assert lab.device("lab1-leaf02").events("commit-timer") == []
+
+
+def test_a_canary_with_every_peer_in_the_change_still_fails_when_its_sessions_die(lab: Lab) -> None:
+    # After a day-0 push, a change touches every switch (a description on each), so every leaf
+    # changes later in this run; the spine canary's config also loses `router bgp`. No session's
+    # identity changes, so none is excused: the canary fails on its Idle sessions, is rolled
+    # back, and nothing is saved.
+    assert lab.run("deploy.yml").returncode == 0
+    for name in SWITCHES:
+        path = lab.build / "configs" / f"{name}.cfg"
+        path.write_text(re.sub(r"(?m)^(\s+description )", r"\1chg2 ", path.read_text(), count=1))
+    spine = lab.build / "configs" / "lab1-spine01.cfg"
+    spine.write_text(re.sub(r"(?ms)^router bgp .*?(?=^\S)", "", spine.read_text()))
+    saves = len(lab.device("lab1-spine01").events("save"))
+    lab.order.clear()
+    result = lab.run("deploy.yml", "-e", "fabricgen_overwrite_drift=true")
+    assert result.returncode != 0
+    assert lab.commits() == ["lab1-spine01"]
+    assert "was Established before the change, now" in result.stdout and "rolled back now and verified" in result.stdout
+    device = lab.device("lab1-spine01")
+    assert "router bgp" in device.running and len(device.events("save")) == saves and device.pending is None
+
+
+def test_rollback_restores_exactly_the_switches_with_a_file_in_the_folder(lab: Lab) -> None:
+    # A change folder holding one leaf's file: that leaf is restored, nothing else is touched,
+    # and no other switch stops the run for lack of a file.
+    assert lab.run("deploy.yml").returncode == 0
+    folder = lab.runner.backups / "lab1" / "one-leaf"
+    folder.mkdir(mode=0o700)
+    (folder / "lab1-leaf02.cfg").write_text((lab.runner.backups / "lab1" / "CHG1" / "lab1-leaf02.cfg").read_text())
+    lab.order.clear()
+    back = lab.run("rollback.yml", "-e", f"fabricgen_rollback_from={folder}")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert lab.commits() == ["lab1-leaf02"]
+    assert "router bgp" not in lab.device("lab1-leaf02").running
+    assert all("router bgp" in lab.device(name).running for name in SWITCHES if name != "lab1-leaf02")
 
 
 def test_a_switch_with_nothing_to_change_is_never_the_canary(lab: Lab) -> None:

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.configs.devices import device_configs
 from fabricgen.diffing.running import remediate
 from fabricgen.pipeline import load_and_plan
 from fabricgen.push import baseline, rollout
+from fabricgen.push.bgp_identity import eos_bgp_identity, nxos_bgp_identity, two_ended_sessions
 from fabricgen.push.ownership import owned_text, redact
 from fabricgen.push.rescue import Attempt, outcome
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
-from fabricgen.render.producers import RenderContext, device_configs
+from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES
 
 DEVICE_LINES = Path(__file__).parent / "data" / "device-lines"
@@ -70,6 +72,48 @@ def test_redact_removes_every_secret_of_the_device_lines(platform: str) -> None:
     text = redact(platform, (DEVICE_LINES / f"{platform}.cfg").read_text())
     assert not any(secret in text for secret in SECRETS), [line for line in text.splitlines() if any(s in line for s in SECRETS)]
     assert "<redacted>" in text
+
+
+# Secret lines as the vendors print them (EOS User Manual and Cisco NX-OS configuration guides'
+# examples, values made up): (line, the secret value, what must stay readable).
+SECRET_LINES = {
+    "eos": [
+        ("ntp authentication-key 1 md5 7 0307530A0B0F2D4C", "0307530A0B0F2D4C", "ntp authentication-key 1 md5 7 "),
+        ("ntp authentication-key 2 sha1 8a CfYq9Akh3w0XCPZ2", "CfYq9Akh3w0XCPZ2", "sha1 8a "),
+        (
+            "   exec /usr/bin/TerminAttr -cvaddr=apiserver.arista.io:443 -cvauth=key,Zk3yS3cr3tCv -cvvrf=MGMT -taillogs",
+            "Zk3yS3cr3tCv",
+            "-cvvrf=MGMT",
+        ),
+        ("tacacs-server host 10.1.1.1 vrf MGMT key 7 070C285F4D06485744", "070C285F4D06485744", "vrf MGMT key 7 "),
+        ("   neighbor 10.0.0.1 password 7 AbCdEfGh1234==", "AbCdEfGh1234==", "neighbor 10.0.0.1 password 7 "),
+        ("   ip ospf message-digest-key 1 md5 7 0511071B0A", "0511071B0A", "md5 7 "),
+        ("enable password sha512 $6$salt$EnableHash", "$6$salt$EnableHash", "enable password sha512 "),
+        ("snmp-server user ops ops-group v3 auth sha AuthP4ss priv aes PrivP4ss", "AuthP4ss", "priv aes "),
+    ],
+    "nxos": [
+        ("ntp authentication-key 42 md5 aNiceNtpKey 7", "aNiceNtpKey", "ntp authentication-key 42 md5 "),
+        ('tacacs-server key 7 "Fq1r3tTacKey"', "Fq1r3tTacKey", "tacacs-server key 7 "),
+        ("    key-string 7 070C285F4D06", "070C285F4D06", "key-string 7 "),
+        ("    password 3 5b4cd5ff7a1b", "5b4cd5ff7a1b", "password 3 "),
+        ("username admin password 5 $5$AA$hashvalue role network-admin", "$5$AA$hashvalue", "role network-admin"),
+    ],
+}
+
+
+@pytest.mark.parametrize(("platform", "line", "secret", "kept"), [(p, *entry) for p, entries in SECRET_LINES.items() for entry in entries])
+def test_redact_follows_the_vendors_secret_grammar(platform: str, line: str, secret: str, kept: str) -> None:
+    redacted = redact(platform, line + "\n")
+    assert secret not in redacted and "<redacted>" in redacted and kept in redacted, redacted
+
+
+def test_an_ntp_key_in_an_owned_section_is_no_drift_and_never_shown() -> None:
+    ntp = "ntp authentication-key 1 md5 7 0307530A0B0F2D4C\nntp trusted-key 1\n"
+    reference = redact("eos", owned_text("eos", ntp))
+    assert "0307530A0B0F2D4C" not in reference
+    assert drift("eos", ntp, reference) == []
+    changed = drift("eos", ntp.replace("0307530A0B0F2D4C", "1111111111111111").replace("md5", "sha1"), reference)
+    assert changed and not any("0307530A0B0F2D4C" in line or "1111111111111111" in line for line in changed)
 
 
 @pytest.mark.parametrize(("platform", "inventory", "name"), CASES)
@@ -148,28 +192,89 @@ def test_a_regression_or_an_empty_session_fails() -> None:
 
 
 def test_a_two_ended_change_may_drop_a_session_only_to_a_far_end_that_has_yet_to_change() -> None:
-    # spine1's half of an ASN change lands first: the session to the leaf (which changes later in
-    # this run) may drop; the same drop towards a far end that does not change is a regression.
+    # spine1's half of an ASN change lands first: the session whose remote AS this switch's own
+    # change alters may drop while spine1 has not landed; once spine1 is on the new config it is
+    # required; the same drop on a session the change does not touch is a regression.
     before = {"bgp": _eos_bgp({"10.0.0.0": ("Established", 5), "10.0.0.2": ("Established", 5)})}
     after = {"bgp": _eos_bgp({"10.0.0.0": ("Active", 0), "10.0.0.2": ("Established", 5)})}
-    waiting = baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ("spine1",))
-    assert waiting == []
-    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ("spine2",)) == [
+    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ["10.0.0.0"]) == []
+    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ["10.0.0.2"]) == [
         "bgp: 10.0.0.0 was Established before the change, now Active"
     ]
-    hostvars = {
-        "spine1": {"fabricgen_switch_changes": True, "fabricgen_switch_on_new_config": False},
-        "spine2": {"fabricgen_switch_changes": True, "fabricgen_switch_on_new_config": True},
-        "other": {"fabricgen_switch_changes": True},
-    }
-    assert baseline.peers_changing_later(NEIGHBORS, hostvars) == ["spine1"]
+    assert baseline.switch_problems(before, after, NEIGHBORS, ("spine1",), [], [], [], ["10.0.0.0"]) == [
+        "bgp: 10.0.0.0 was Established before the change, now Active"
+    ]
+
+
+def test_a_canary_fails_when_every_peer_is_in_the_change_but_no_session_identity_changes() -> None:
+    # An ECN change touches every switch, so every leaf changes later in this run; the spine
+    # canary's staged config keeps every neighbor's address and remote AS. With every session
+    # Idle after the commit (router bgp gone on the device), the canary must fail.
+    running = _rendered("pod-roce-400g", "pod1-spine01")
+    staged = running.replace("bandwidth percent", "bandwidth percent", 1) + "qos profile ECN-CHANGED\n"
+    assert two_ended_sessions(staged, running, "arista.eos.eos") == []
+    neighbors = [{"address": a, "peer": f"leaf{i}"} for i, a in enumerate(eos_bgp_identity(running))]
+    assert len(neighbors) > 8
+    before = {"bgp": _eos_bgp({n["address"]: ("Established", 3) for n in neighbors})}
+    after = {"bgp": _eos_bgp({n["address"]: ("Idle", 0) for n in neighbors})}
+    problems = baseline.switch_problems(before, after, neighbors, (), [], [], [], two_ended_sessions(staged, running, "eos"))
+    assert len(problems) == len(neighbors) and all("was Established before the change, now Idle" in p for p in problems)
+    # The same spine with every leaf's ASN changing in its staged config: those sessions may wait.
+    renumbered = re.sub(r"remote-as 651(\d\d)", r"remote-as 652\1", running)
+    assert two_ended_sessions(renumbered, running, "eos") == sorted(n["address"] for n in neighbors)
+    assert baseline.switch_problems(before, after, neighbors, (), [], [], [], two_ended_sessions(renumbered, running, "eos")) == []
+
+
+def test_two_ended_sessions_read_nxos_templates_and_removed_neighbors() -> None:
+    running = _rendered("pod-mixed", "pod2-leaf01")
+    spines = nxos_bgp_identity(running)
+    assert spines and all(remote for _, remote in spines.values())
+    assert two_ended_sessions(running + "policy-map type qos X\n", running, "cisco.nxos.nxos") == []
+    first = sorted(spines)[0]
+    renumbered = running.replace("remote-as ", "remote-as 4", 1)
+    assert two_ended_sessions(renumbered, running, "nxos") == sorted(spines)  # the template's remote-as
+    # A staged config that drops a neighbor (or all of `router bgp`) excuses nothing here.
+    without = re.sub(rf"(?m)^  neighbor {re.escape(first)}\n(    .*\n)*", "", running)
+    assert first not in nxos_bgp_identity(without) and two_ended_sessions(without, running, "nxos") == []
+
+
+def test_a_session_the_plan_dropped_may_go_one_it_still_has_may_not() -> None:
+    before = {"bgp": _eos_bgp({"10.0.0.0": ("Established", 5), "10.9.9.9": ("Established", 5)})}
+    after = {"bgp": _eos_bgp({"10.0.0.0": ("Idle", 0)})}
+    assert baseline.switch_problems(before, after, NEIGHBORS) == ["bgp: 10.0.0.0 was Established before the change, now Idle"]
 
 
 def test_an_optic_dead_before_the_change_does_not_block_but_a_new_failure_does() -> None:
     status = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "notconnect"}, "Ethernet2": {"linkStatus": "connected"}}}
     assert _problems({"interfaces": status}, {"interfaces": status}) == []
     broken = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "notconnect"}, "Ethernet2": {"linkStatus": "notconnect"}}}
-    assert _problems({"interfaces": status}, {"interfaces": broken}) == ["interfaces: ethernet2 was up before the change, now notconnect"]
+    fabric = ["Ethernet1", "Ethernet2"]
+    assert baseline.switch_problems({"interfaces": status}, {"interfaces": broken}, fabric_interfaces=fabric) == [
+        "interfaces: Ethernet2 was up before the change, now notconnect"
+    ]
+
+
+def test_a_server_port_going_down_during_the_post_check_is_not_the_change_s_fault() -> None:
+    # Ethernet5 is a host port (a GPU server rebooting); only fabric links count.
+    before = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "connected"}, "Ethernet5": {"linkStatus": "connected"}}}
+    after = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "connected"}, "Ethernet5": {"linkStatus": "notconnect"}}}
+    assert baseline.switch_problems({"interfaces": before}, {"interfaces": after}, fabric_interfaces=["Ethernet1"]) == []
+
+
+@pytest.mark.parametrize(
+    ("check", "output"),
+    [
+        ("bgp", {"result": [{"peers": {}}]}),
+        ("interfaces", {}),
+        ("lldp", {"neighbors": []}),
+        ("pfc", {"TABLE_pfc": {}}),
+        ("errors", {"counters": {"Ethernet1": {"fcsErrors": 0}}}),
+        ("watchdog", "not json"),
+    ],
+)
+def test_an_unrecognised_show_shape_fails_closed(check: str, output: object) -> None:
+    problems = baseline.switch_problems({check: output}, {check: output})
+    assert len(problems) == 1 and problems[0].startswith(f"{check}: output not recognised"), problems
 
 
 def test_lldp_must_match_the_cabling_plan() -> None:
@@ -185,21 +290,23 @@ def test_lldp_must_match_the_cabling_plan() -> None:
     ]
 
 
-def test_watchdog_drops_and_errors_must_not_grow() -> None:
+def test_errors_are_judged_by_rate_and_any_watchdog_drop_fails() -> None:
     before = {
         "watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 4}}}}},
         "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 0}}},
     }
-    same = dict(before)
-    assert baseline.switch_problems(before, same) == []
+    assert baseline.switch_problems(before, dict(before)) == []
+    ticked = {**before, "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 2}}}}
+    assert baseline.switch_problems(before, ticked, elapsed=60) == []  # 2 in 60 s: under 0.1/s
     grown = {
-        "watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 9}}}}},
-        "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 2}}},
+        "watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 5}}}}},
+        "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 900}}},
     }
-    assert baseline.switch_problems(before, grown) == [
-        "errors: TABLE_interface/ROW_interface/eth-fcs-err grew from 0 to 2",
-        "watchdog: interfaces/Et1/txQueues/3/droppedPackets grew from 4 to 9",
+    assert baseline.switch_problems(before, grown, elapsed=60) == [
+        "errors: TABLE_interface/ROW_interface/eth-fcs-err grew from 0 to 900 in 60 s (threshold 0.1/s)",
+        "watchdog: interfaces/Et1/txQueues/3/droppedPackets grew from 4 to 5 in 60 s (threshold 0/s)",
     ]
+    assert baseline.switch_problems(before, grown, elapsed=60, counter_rates={"errors": 20, "watchdog": 1}) == []
 
 
 def test_peers_on_new_config_reads_only_the_planned_peers() -> None:
@@ -213,10 +320,61 @@ def test_peers_on_new_config_reads_only_the_planned_peers() -> None:
 def test_canaries_and_batches() -> None:
     groups = {"superspines": ["ss1", "ss2"], "spines": ["s1", "s2"], "leaves": ["l1", "l2", "l3"]}
     tiers = ["superspines", "spines", "leaves"]
-    assert rollout.canaries(tiers, groups, ["ss2", "s1", "l3"]) == ["ss2", "s1", "l3"]
-    assert rollout.rollout_order(tiers, groups, ["ss1", "ss2", "l2", "l3"], ["ss2", "l3"]) == ["ss1", "l2"]
+    plan = rollout.rollout_plan(tiers, groups, ["ss1", "ss2", "s1", "l2", "l3"], {})
+    assert [(i["host"], i["group"].rsplit("_", 1)[0]) for i in plan] == [
+        ("ss1", "fabricgen_canaries"),
+        ("ss2", "fabricgen_rollout"),
+        ("s1", "fabricgen_canaries"),
+        ("l2", "fabricgen_canaries"),
+        ("l3", "fabricgen_rollout"),
+    ]
     assert rollout.serial_steps(5000, (5, 25), 20) == [1, 20, 20]
     assert rollout.serial_steps(40, (5, 25), 20) == [1, 2, 10]
+
+
+def test_a_canary_per_platform_and_model_within_a_tier() -> None:
+    hostvars = {
+        "l1": {"ansible_network_os": "arista.eos.eos", "fabricgen_model": "7060"},
+        "l2": {"ansible_network_os": "arista.eos.eos", "fabricgen_model": "7060"},
+        "l3": {"ansible_network_os": "cisco.nxos.nxos", "fabricgen_model": "9364"},
+        "l4": {"ansible_network_os": "arista.eos.eos", "fabricgen_model": "7800"},
+    }
+    plan = rollout.rollout_plan(["leaves"], {"leaves": ["l1", "l2", "l3", "l4"]}, ["l1", "l2", "l3", "l4"], hostvars)
+    assert [i["host"] for i in plan if i["group"] == "fabricgen_canaries_leaves"] == ["l1", "l3", "l4"]
+
+
+def test_a_16_spine_pod_goes_one_spine_at_a_time_and_tiers_never_share_a_batch() -> None:
+    # The plan of the old playbook put the 16 spines and 16 leaves of one rollout group in batches
+    # of 1, 2, 8, 8, ... (14 spines in one batch). Now: one canary, then 15 batches of one spine;
+    # super-spines one per plane at a time; every batch holds one tier only.
+    spines = [f"pod1-spine{i:02d}" for i in range(1, 17)]
+    leaves = [f"pod1-leaf{i:02d}" for i in range(1, 17)]
+    supers = [f"ss-p{p}-{i}" for p in (1, 2) for i in (1, 2, 3)]
+    hostvars = {h: {"fabricgen_redundancy_group": "pod1", "fabricgen_model": "m"} for h in spines + leaves}
+    hostvars |= {h: {"fabricgen_redundancy_group": h.split("-")[1], "fabricgen_model": "m"} for h in supers}
+    groups = {"superspines": supers, "spines": spines, "leaves": leaves}
+    plan = rollout.rollout_plan(["superspines", "spines", "leaves"], groups, supers + spines + leaves, hostvars)
+    rest = {tier: [i["host"] for i in plan if i["group"] == f"fabricgen_rollout_{tier}"] for tier in groups}
+    assert rollout.batch_sizes(rest["spines"], hostvars, 1, (5, 25), 20) == [1] * 15
+    assert rest["superspines"] == ["ss-p1-2", "ss-p2-1", "ss-p1-3", "ss-p2-2", "ss-p2-3"]  # planes interleaved
+    sizes = rollout.batch_sizes(rest["superspines"], hostvars, 1, (5, 25), 20)
+    assert sizes == [1, 1, 2, 1]
+    start = 0
+    for size in sizes:
+        batch = rest["superspines"][start : start + size]
+        assert len({hostvars[h]["fabricgen_redundancy_group"] for h in batch}) == len(batch)  # one per plane
+        start += size
+    assert sum(rollout.batch_sizes(rest["leaves"], hostvars, 0, (5, 25), 20)) == 15
+
+
+def test_rollback_restores_exactly_the_switches_with_a_file_in_reverse_rollout_order() -> None:
+    groups = {"superspines": ["ss1"], "spines": ["s1", "s2"], "leaves": ["l1", "l2"]}
+    tiers = ["superspines", "spines", "leaves"]
+    every = ["ss1", "s1", "s2", "l1", "l2"]
+    assert rollout.restore_order(tiers, groups, every, ["/b/pod1/CHG1/l1.cfg"]) == ["l1"]
+    files = ["/b/CHG1/s1.cfg", "/b/CHG1/ss1.cfg", "/b/CHG1/l2.cfg", "/b/CHG1/l1.cfg", "/b/CHG1/other-fabric-host.cfg"]
+    assert rollout.restore_order(tiers, groups, every, files) == ["l2", "l1", "s1", "ss1"]
+    assert rollout.restore_order(tiers, groups, ["s1", "l1"], files) == ["l1", "s1"]  # --limit narrows
 
 
 def test_commit_timer_must_outlast_the_worst_batch() -> None:
@@ -236,3 +394,77 @@ def test_rescue_says_what_the_switch_will_do() -> None:
     assert "failed before any commit" in outcome(staging, before, before)
     pending = {"sessions": {"fg_1": {"state": "pendingCommitTimer"}}}
     assert "rolled back now" not in outcome(committed, before, before, pending)
+
+
+# --- management reachability ---------------------------------------------------------------------
+
+EOS_ZTP = (
+    "username netops privilege 15 role network-admin secret sha512 $6$x\n"
+    "interface Management1\n   ip address 192.168.0.10/24\n"
+    "ip route 0.0.0.0/0 192.168.0.1\n"
+    "management api http-commands\n   no shutdown\n"
+)
+
+
+def _mgmt(rendered: str, platform: str) -> tuple[str, str]:
+    """The rendered management interface section and its address."""
+    name = "Management1" if platform == "eos" else "mgmt0"
+    section = re.search(rf"(?m)^interface {name}\n(?:[ \t]+.*\n)*", rendered)
+    assert section
+    address = re.search(r"ip address (\S+)/", section.group(0))
+    assert address
+    return section.group(0), address.group(1)
+
+
+def test_eapi_enabled_only_in_the_default_vrf_is_cut_when_management1_moves_to_mgmt() -> None:
+    # After ZTP: Management1 and eAPI in the default VRF. The rendered file puts Management1 in
+    # VRF MGMT (owned); the API section is kept from the device: eAPI would not listen there.
+    rendered = _rendered("pod-roce-400g", "pod1-leaf01")
+    _, address = _mgmt(rendered, "eos")
+    running = EOS_ZTP.replace("192.168.0.10", address)
+    login = Login("pod1-leaf01", "netops", "ansible.netcommon.httpapi", address)
+    problems = lockout_problems("eos", staged_config("eos", rendered, running), running, login)
+    assert problems == [
+        "pod1-leaf01: the API is not enabled in VRF MGMT, where the staged config puts Management1: "
+        "ansible.netcommon.httpapi would be cut at commit (enable it there in the management overlay)"
+    ]
+    moved = lockout_problems(
+        "eos", staged_config("eos", rendered, EOS_ZTP), EOS_ZTP, Login("l", "netops", "ansible.netcommon.httpapi", "192.168.0.10")
+    )
+    assert (
+        f"l: the staged config moves Management1 from 192.168.0.10 (ansible_host) to {address}: the controller would lose the switch"
+        in moved
+    )
+
+
+def test_the_device_lines_keep_their_management_path_and_a_dropped_default_route_is_refused() -> None:
+    # eAPI and SSH in VRF MGMT on the device (tests/data/device-lines/eos.cfg), Management1 in MGMT
+    # with its default route, as the plan has them: nothing is cut.
+    for platform, inventory, name in CASES:
+        rendered = _rendered(inventory, name)
+        section, address = _mgmt(rendered, platform)
+        route = re.search(
+            r"(?m)^ip route vrf MGMT 0\.0\.0\.0/0 .*\n" if platform == "eos" else r"(?m)^vrf context management\n(?:[ \t]+.*\n)*", rendered
+        )
+        assert route and "0.0.0.0/0" in route.group(0), platform
+        device = (DEVICE_LINES / f"{platform}.cfg").read_text() + section + route.group(0)
+        login = Login(name, "netops", "ansible.netcommon.httpapi", address)
+        assert lockout_problems(platform, staged_config(platform, rendered, device), device, login) == [], platform
+        without = re.sub(r"(?m)^\s*ip route (vrf MGMT )?0\.0\.0\.0/0 .*\n", "", rendered)
+        problems = lockout_problems(platform, staged_config(platform, without, device), device, login)
+        assert any("drops the default route of management VRF" in p for p in problems), (platform, problems)
+
+
+def test_a_tacacs_only_account_is_judged_by_the_aaa_that_authenticates_it() -> None:
+    # `tacuser` exists only on the TACACS+ server: no local username line. Kept AAA: no problem
+    # (the old check refused it, so operators skipped the check); dropped AAA: refused.
+    rendered = _rendered("pod-roce-400g", "pod1-leaf01")
+    device = (DEVICE_LINES / "eos.cfg").read_text()
+    login = Login("pod1-leaf01", "tacuser", "ansible.netcommon.httpapi")
+    assert lockout_problems("eos", staged_config("eos", rendered, device), device, login) == []
+    bare = staged_config("eos", rendered, device, "management api http-commands\n   no shutdown\n", keep_device_sections=False)
+    problems = lockout_problems("eos", bare, device, login)
+    assert (
+        "pod1-leaf01: 'tacuser' has no local username and logs in through AAA; the staged config drops 'aaa authentication login default'"
+        in " ".join(problems)
+    )

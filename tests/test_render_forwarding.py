@@ -27,7 +27,8 @@ from fabricgen.cli import main
 from fabricgen.core.catalog import platforms
 from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import ROOT
 from tests.fabrics import fabric, write
 from tests.render_cases import device_configs, inventory_ids, rendered

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from fabricgen.render.producers import _host_vars, _host_vars_text
+from fabricgen.configs.ansible import _host_vars, _host_vars_text
 from fabricgen.render.yamlemit import yaml_text
 from tests.render_cases import inventory_ids, rendered
 

@@ -14,8 +14,10 @@ import yaml
 from jinja2.exceptions import SecurityError
 
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, leftovers, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from fabricgen.render.templating import environment
+from fabricgen.render.tidy import leftovers
 from tests.conftest import ROOT
 from tests.render_cases import device_configs, inventory_ids, rendered
 

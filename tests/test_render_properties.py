@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from fabricgen.core.catalog import platforms
 from fabricgen.core.model import RocePolicy
 from fabricgen.pipeline import load_and_plan
-from fabricgen.render.producers import RenderContext, leftovers, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
+from fabricgen.render.tidy import leftovers
 from tests.render_cases import FIXTURES
 from tests.test_render_qos import _check_eos, _check_nxos
 from tests.test_render_scheduler import Effective, eos_effective, intended, nxos_effective

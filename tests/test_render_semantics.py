@@ -25,7 +25,8 @@ from fabricgen.core.model import Device, Plan
 from fabricgen.inventory.loader import load_inventory
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.inputs import Inputs
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.conftest import ROOT
 from tests.render_cases import device_configs, inventory_ids, rendered
 

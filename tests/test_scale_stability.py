@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
 from fabricgen.plan.allocate import Layout
-from fabricgen.render.producers import RenderContext, render_files
+from fabricgen.producers import render_files
+from fabricgen.render.context import RenderContext
 from tests.fabrics import fabric, write
 
 

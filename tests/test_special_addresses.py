@@ -126,3 +126,10 @@ def test_a_service_at_a_switchs_own_management_address_is_a_warning(tmp_path: Pa
 def test_a_service_elsewhere_in_the_management_pool_is_quiet(tmp_path: Path) -> None:
     doc = fabric(services={"ntp": ["192.168.3.250"]})
     assert not [d for d in _diagnostics(tmp_path, doc) if d.path.startswith("services")]
+
+
+@pytest.mark.parametrize(("field", "address", "name"), [("loopback", "127.0.0.5", "loopback"), ("management", "169.254.1.1", "link-local")])
+def test_a_pinned_address_in_a_special_range_is_refused(tmp_path: Path, field: str, address: str, name: str) -> None:
+    doc = fabric(leaves={"nodes": [{"index": 2, field: address}]})
+    found = [d for d in _diagnostics(tmp_path, doc) if d.path == f"leaves.nodes[0].{field}"]
+    assert found and found[0].is_error and name in found[0].message, found

@@ -4,6 +4,7 @@ Jinja's, and user templates keep Jinja's sandbox checks."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,10 +15,11 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from fabricgen.lab.clab import export_files
 from fabricgen.lab.topology import lab_topology
+from fabricgen.producers import render_files
 from fabricgen.render import templating
+from fabricgen.render.context import RenderContext
 from fabricgen.render.jinja_codegen import DirectAttributeCodeGenerator, DirectAttributeEnvironment
-from fabricgen.render.producers import RenderContext, render_files
-from tests.conftest import example_plan
+from tests.conftest import ROOT, example_plan
 
 
 @dataclass
@@ -161,3 +163,14 @@ def test_built_in_trees_equal_plain_jinjas(example: str, prefix: str, monkeypatc
         templating.environment.cache_clear()
     assert fast == plain
     assert any(path.startswith(prefix) for path in fast)
+
+
+def test_jinja_is_the_one_version_the_code_generators_were_checked_against() -> None:
+    """The code generators subclass Jinja's compiler and reuse its internals (`Frame`,
+    `optimizeconst`, `visit_Output`'s hooks), which Jinja does not promise to keep between
+    releases: pyproject.toml pins one version, and this file checks every outcome against plain
+    Jinja on that version. Loosening the pin is a decision to re-run these tests on each
+    version allowed (docs/scale.md, "The Jinja code generators")."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    pins = re.findall(r'"jinja2\s*([=<>!~]=?)\s*([^",]+)"', pyproject)
+    assert pins == [("==", jinja2.__version__)], pins

@@ -16,11 +16,11 @@ import jinja2.sandbox
 import pytest
 import yaml
 
+from fabricgen.configs.devices import device_configs
 from fabricgen.core import catalog, usercache
 from fabricgen.core.model import Plan
 from fabricgen.core.usercache import CodeTable, parsed, private_cache_dir
 from fabricgen.render.context import RenderContext
-from fabricgen.render.producers import device_configs
 from fabricgen.render.template_cache import TemplateCache, template_cache
 from fabricgen.render.templating import _options, environment
 from tests.conftest import example_plan

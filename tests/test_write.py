@@ -321,9 +321,11 @@ def test_kill_9_during_a_large_render_leaves_a_whole_tree(tmp_path: Path) -> Non
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     command = [sys.executable, "-m", "fabricgen", "render", str(EXAMPLES / "cluster-3tier"), "-o", str(out), "-q"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
     try:
         while not (out / STAGING).exists():
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline, "no stage after 300 s"
             time.sleep(0.002)  # a spinning poll would take a core from the render it waits for
         process.kill()
     finally:

@@ -6,6 +6,7 @@ guarantee of the writer holds when the files arrive in parts from several proces
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import stat
@@ -17,14 +18,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import fabricgen.render.producers
+import fabricgen.producers
 import fabricgen.render.write
 from fabricgen.cli import main
 from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.core.model import Plan
+from fabricgen.producers import write_rendered
 from fabricgen.render.context import RenderContext
 from fabricgen.render.parallel import run_each
-from fabricgen.render.stream import write_rendered
 from fabricgen.render.write import MANIFEST, STAGING, WriteSummary, write_tree
 from tests.conftest import EXAMPLES, ROOT, example_plan
 from tests.render_cases import rendered
@@ -60,24 +61,31 @@ def test_streaming_writes_what_the_dict_path_writes(tmp_path: Path, first: str, 
         assert not (out / STAGING).exists()
 
 
-def test_render_streams_and_check_reads_the_same_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`render` never builds the whole mapping (render_files is not called), and `render --check`,
-    which does, finds the tree it wrote up to date."""
+def test_render_check_and_limit_all_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One render path: `render`, `render --check` and `render --limit` never build the whole
+    mapping (render_files is not called); `--check` finds the tree `render` wrote up to date,
+    and sees a changed file."""
     out = tmp_path / "out"
-    real = fabricgen.render.producers.render_files
 
     def refused(*_args: object, **_kwargs: object) -> dict[str, str]:
         raise AssertionError("render must stream")
 
-    monkeypatch.setattr(fabricgen.render.producers, "render_files", refused)
+    monkeypatch.setattr(fabricgen.producers, "render_files", refused)
     runner = CliRunner()
     for jobs in ("1", "2"):
         result = runner.invoke(main, ["render", str(EXAMPLES / "pod-rail"), "-o", str(out), "-j", jobs])
         assert result.exit_code == 0, result.output
     assert " 0 changed" in result.stdout and " 0 added" in result.stdout and " 0 removed" in result.stdout
-    monkeypatch.setattr(fabricgen.render.producers, "render_files", real)
-    check = runner.invoke(main, ["render", str(EXAMPLES / "pod-rail"), "-o", str(out), "--check"])
-    assert check.exit_code == 0, check.output
+    for jobs in ("1", "2"):
+        check = runner.invoke(main, ["render", str(EXAMPLES / "pod-rail"), "-o", str(out), "--check", "-j", jobs])
+        assert check.exit_code == 0, check.output
+    config = sorted((out / "configs").iterdir())[0]
+    config.write_text("edited\n", encoding="utf-8")
+    check = runner.invoke(main, ["render", str(EXAMPLES / "pod-rail"), "-o", str(out), "--check", "--json"])
+    assert check.exit_code == 1 and json.loads(check.stdout)["changed"] == [f"configs/{config.name}"]
+    limited = runner.invoke(main, ["render", str(EXAMPLES / "pod-rail"), "-o", str(out), "--limit", config.stem])
+    assert limited.exit_code == 0, limited.output
+    assert "1 changed" in limited.stdout and " 0 removed" in limited.stdout
 
 
 @pytest.mark.parametrize("jobs", [1, 2, 3])
@@ -85,6 +93,20 @@ def test_run_each_runs_every_unit_once_and_keeps_their_order(jobs: int) -> None:
     for count in (0, 1, 2, 7):
         results = run_each([lambda index=index: (index, os.getpid()) for index in range(count)], jobs)
         assert [index for index, _pid in results] == list(range(count))
+        assert len({pid for _index, pid in results}) <= jobs  # -j N: N processes, this one included
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_run_each_runs_the_local_units_in_this_process_first(jobs: int) -> None:
+    """`render_files -j N` keeps the plan fragments in this process (too large to pickle back)
+    and lets the workers take the rest, through the same fan-out as `render`."""
+    here: list[int] = []
+    units = [lambda index=index: (here.append(index), index, os.getpid())[1:] for index in range(9)]
+    results = run_each(units, jobs, local=3)
+    assert [index for index, _pid in results] == list(range(9))
+    assert all(pid == os.getpid() for _index, pid in results[:3])
+    assert here[:3] == [0, 1, 2]
+    assert len({pid for _index, pid in results}) <= jobs
 
 
 # --- Producers made for the test: what each unit hands to the writer is known exactly ----------
@@ -273,7 +295,7 @@ from pathlib import Path
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render.context import RenderContext
 from fabricgen.render.parallel import run_each
-from fabricgen.render.stream import write_rendered
+from fabricgen.producers import write_rendered
 
 def staged(plan, context):
     return {"configs/a.cfg": "new a\\n", "configs/c.cfg": "c\\n"}

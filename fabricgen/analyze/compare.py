@@ -45,21 +45,26 @@ class Paths:
     util_ftree: float
     util_adaptive: float
     util_ecmp: float
+    all_to_all_ftree: float = 1.0
+    all_to_all_adaptive: float = 1.0
+    all_to_all_ecmp: float = 1.0
+    all_to_all_ecmp_p99: float = 1.0
+    """The all-to-all pattern's (mixture-of-experts jobs only; 1 otherwise)."""
 
-    def factors(self, transport: str, balancing: str) -> tuple[float, float]:
-        """(ring, tree) path factors: ftree on InfiniBand, the planned balancing on RoCEv2."""
+    def factors(self, transport: str, balancing: str) -> tuple[float, float, float]:
+        """(ring, tree, all-to-all) path factors: ftree on InfiniBand, the planned balancing on RoCEv2."""
         if transport == "infiniband":
-            return self.ftree, self.tree_ftree
+            return self.ftree, self.tree_ftree, self.all_to_all_ftree
         if balancing == "ecmp":
-            return self.ecmp, self.tree_ecmp
-        return self.adaptive, self.tree_adaptive
+            return self.ecmp, self.tree_ecmp, self.all_to_all_ecmp
+        return self.adaptive, self.tree_adaptive, self.all_to_all_adaptive
 
 
 def at(
     rj: ResolvedJob,
     transport: str,
     line_gbps: float,
-    factors: tuple[float, float],
+    factors: tuple[float, ...],
     job: Job | None = None,
     congestion: float | None = None,
 ) -> Estimate:
@@ -72,8 +77,9 @@ def scaled(job: Job, gpus: int) -> Job:
 
 
 def step(job: Job) -> int:
-    """GPU counts must be whole servers and whole model-parallel groups."""
-    gps, mp = job.gpus_per_server, job.model_parallel
+    """GPU counts must be whole servers and whole model-parallel groups (with experts, whole
+    expert-parallel groups of data-parallel ranks)."""
+    gps, mp = job.gpus_per_server, job.model_parallel * (job.expert_parallel if job.experts else 1)
     return gps * mp // math.gcd(gps, mp)
 
 

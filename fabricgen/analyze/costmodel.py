@@ -15,6 +15,9 @@ the source of every formula and default; a reviewer can redo any number by hand:
   jitter * min(k * H_P, 2(k-1) + H_P) (last-passage bound, checked by simulation in the tests)
 - overlap as training runs: with gradient accumulation only the last micro-batch's backward
   pass hides the all-reduce (DDP `no_sync`, Megatron); the rest of it is exposed
+- mixture of experts: 4 all-to-alls (dispatch, combine; forward, backward) per MoE layer and
+  micro-batch, the share for other servers at the NIC's rate over the all-to-all path factor,
+  the share inside the server on NVLink; on the critical path (exposed)
 
 All times are seconds, bandwidths bytes/s unless a name says otherwise.
 """
@@ -68,6 +71,13 @@ class Job:
     micro_batch_size: int = 1
     hidden_size: int = 0
     """0: derived from `params` (see `hidden`)."""
+    experts: int = 0
+    """Experts per MoE layer; 0: a dense model (no all-to-all)."""
+    expert_parallel: int = 1
+    experts_per_token: int = 2
+    """Top-k routing: experts each token is sent to."""
+    moe_layers: int = 0
+    """0: every layer of the model is an MoE layer (see `layers`)."""
 
     @property
     def model_parallel(self) -> int:
@@ -108,6 +118,37 @@ class Job:
         """Model width: `hidden_size`, or from params = 12 L h^2 with L = h / 128 layers (Llama 3
         8B 4096/32, 70B 8192/80, 405B 16384/126): h = (params * 128 / 12) ** (1/3)."""
         return self.hidden_size or round((self.params * 128 / 12) ** (1 / 3))
+
+    @property
+    def layers(self) -> int:
+        """Transformer layers, from the width as `hidden` assumes them: L = h / 128."""
+        return max(1, round(self.hidden / 128))
+
+    @property
+    def moe_layers_per_stage(self) -> int:
+        """MoE layers one GPU runs: `moe_layers` (or every layer) over the pipeline stages."""
+        return -(-(self.moe_layers or self.layers) // self.pipeline_parallel) if self.experts else 0
+
+    @property
+    def ep_local(self) -> int:
+        """Expert-parallel peers of a GPU inside its own server (the group is formed from
+        data-parallel ranks next to the tensor-parallel ones, so it takes gpus_per_server / TP
+        of them per server)."""
+        return max(1, min(self.expert_parallel, self.gpus_per_server // self.tensor_parallel))
+
+    @property
+    def ep_servers(self) -> int:
+        """Servers one expert-parallel group spans (1: its all-to-all stays on NVLink)."""
+        return -(-self.expert_parallel // self.ep_local)
+
+    @property
+    def dispatch_bytes(self) -> float:
+        """Bytes one GPU sends to other expert-parallel ranks in one all-to-all (dispatch or
+        combine): its tokens of the micro-batch (sequence parallelism splits them over the
+        tensor-parallel ranks) x hidden x 2 (bf16) x top-k, less the 1/EP routed to itself."""
+        tokens = self.sequence_length * self.micro_batch_size / self.tensor_parallel
+        ep = self.expert_parallel
+        return tokens * self.hidden * 2 * self.experts_per_token * (ep - 1) / ep
 
     @property
     def activation_bytes(self) -> float:
@@ -153,6 +194,8 @@ class Network:
     1/(1-load); it takes no bandwidth in this model."""
     sharp: bool = False
     tree_path_factor: float | None = None
+    all_to_all_path_factor: float = 1.0
+    """The same for the all-to-all pattern (mixture-of-experts dispatch and combine)."""
 
     @property
     def gpu_gbps(self) -> float:
@@ -267,6 +310,9 @@ class Estimate:
     """Pipeline fill and drain (1F1B): compute x (p-1)/m."""
     activation_s: float = 0.0
     """Activations and their gradients between pipeline stages, on the critical path."""
+    all_to_all_s: float = 0.0
+    """Mixture-of-experts dispatch and combine of the whole step, on the critical path."""
+    all_to_all_calls: int = 0
 
     @property
     def times(self) -> dict[str, float]:
@@ -302,8 +348,9 @@ class Estimate:
 
     @property
     def exposed_s(self) -> float:
-        """Network time the GPUs wait for: the exposed all-reduce and the pipeline's activations."""
-        return self.allreduce_exposed_s + self.activation_s
+        """Network time the GPUs wait for: the exposed all-reduce, the pipeline's activations and
+        the experts' all-to-alls."""
+        return self.allreduce_exposed_s + self.activation_s + self.all_to_all_s
 
     @property
     def step_s(self) -> float:
@@ -409,6 +456,34 @@ def activation_s(job: Job, network: Network) -> float:
     return 2 * (job.micro_batches + job.pipeline_parallel - 1) * transfer
 
 
+MOE_ALL_TO_ALLS_PER_LAYER = 4
+"""Per MoE layer and micro-batch: dispatch and combine in the forward pass, their gradients
+in the backward pass (GShard, Lepikhin et al. 2020; Megatron-Core's all-to-all dispatcher)."""
+
+
+def all_to_all_call_s(job: Job, network: Network) -> float:
+    """One dispatch or combine all-to-all of one GPU: the bytes for peers in other servers at the
+    NIC's achieved rate over the all-to-all pattern's path factor, those for peers in the same
+    server over NVLink, both at once (NCCL posts every peer's send in one group), plus one step
+    latency. Uniform routing: each of the EP ranks receives 1/EP of the routed tokens."""
+    ep, local = job.expert_parallel, job.ep_local
+    if not job.experts or ep <= 1:
+        return 0.0
+    per_peer = job.dispatch_bytes / (ep - 1)
+    rate = network.line_gbps * network.efficiency / max(network.all_to_all_path_factor, 1.0) * 1e9 / 8
+    remote = per_peer * (ep - local) / rate
+    nvlink = per_peer * (local - 1) / (job.nvlink_gbytes_per_s * 1e9)
+    latency = network.latency_network_us if job.ep_servers > 1 else network.latency_nvlink_us
+    return max(remote, nvlink) + latency * 1e-6
+
+
+def all_to_all_calls(job: Job) -> int:
+    """All-to-alls one GPU runs per step: 4 per MoE layer of its stage and micro-batch."""
+    if not job.experts or job.expert_parallel <= 1:
+        return 0
+    return MOE_ALL_TO_ALLS_PER_LAYER * job.moe_layers_per_stage * job.micro_batches
+
+
 def estimate(job: Job, network: Network) -> Estimate:
     """All-reduce (ring, tree, SHARP), pipeline and compute time of one step of `job` on `network`."""
     total = compute_s(job)
@@ -429,6 +504,8 @@ def estimate(job: Job, network: Network) -> Estimate:
         mfu=job.mfu,
         bubble_s=bubble_s(job, total),
         activation_s=activation_s(job, network),
+        all_to_all_s=all_to_all_calls(job) * all_to_all_call_s(job, network),
+        all_to_all_calls=all_to_all_calls(job),
     )
 
 

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabricgen.analyze.costmodel import Job, Network
-from fabricgen.analyze.topology import Fabric, Placement, TopologyError, place
+from fabricgen.analyze.topology import Fabric, Placement, place
+from fabricgen.checks.jobs import placement_problems
+from fabricgen.checks.parallelism import parallelism_problems
 from fabricgen.core.counts import parse_count
-from fabricgen.core.diagnostics import Diagnostic, FabricError
+from fabricgen.core.diagnostics import Diagnostic, FabricError, Severity
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.schema import apply_defaults
 
@@ -35,6 +37,10 @@ FLAGS = {
     "sequence_length": "--sequence-length",
     "micro_batch_size": "--micro-batch-size",
     "hidden_size": "--hidden-size",
+    "experts": "--experts",
+    "expert_parallel": "--ep",
+    "experts_per_token": "--experts-per-token",
+    "moe_layers": "--moe-layers",
     "congestion": "--congestion",
     "roce_load_balancing": "--roce-load-balancing",
     "efficiency.infiniband": "--efficiency-infiniband",
@@ -72,9 +78,9 @@ class ResolvedJob:
         return self.channels_per_nic * self.qps_per_connection
 
     def network(
-        self, transport: str, line_gbps: float, factors: tuple[float, float] = (1.0, 1.0), congestion: float | None = None
+        self, transport: str, line_gbps: float, factors: tuple[float, ...] = (1.0, 1.0), congestion: float | None = None
     ) -> Network:
-        """The per-GPU network on `transport`; `factors` are the (ring, tree) path factors."""
+        """The per-GPU network on `transport`; `factors` are the (ring, tree[, all-to-all]) path factors."""
         return Network(
             transport=transport,
             line_gbps=line_gbps,
@@ -86,6 +92,7 @@ class ResolvedJob:
             jitter_us=self.jitter_us[transport],
             congestion=self.congestion if congestion is None else congestion,
             sharp=self.sharp,
+            all_to_all_path_factor=factors[2] if len(factors) > 2 else 1.0,
         )
 
 
@@ -118,37 +125,6 @@ def _merge(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _parallelism(settings: dict[str, Any], gpus: int, gps: int, problem: Any) -> tuple[int, int, int]:
-    tp = int(settings.get("tensor_parallel") or min(gps, gpus))
-    pp = int(settings["pipeline_parallel"])
-    _not_modelled(tp, gps, problem)
-    dp = settings.get("data_parallel")
-    if dp is None:
-        if gpus % (tp * pp):
-            problem("gpus", f"{gpus} GPUs do not split into tensor_parallel {tp} x pipeline_parallel {pp} groups")
-        dp = max(1, gpus // (tp * pp))
-    elif dp * tp * pp != gpus:
-        problem(
-            "data_parallel",
-            f"data_parallel {dp} x tensor_parallel {tp} x pipeline_parallel {pp} = {dp * tp * pp}, but the job has {gpus} GPUs",
-        )
-    return int(dp), tp, pp
-
-
-def _not_modelled(tp: int, gps: int, problem: Any) -> None:
-    """Refuse what the model would get wrong rather than answer it: tensor parallelism across
-    servers puts per-layer all-reduces on the network, which is not modelled, and ignoring
-    them makes the job look better."""
-    if tp > gps:
-        problem(
-            "tensor_parallel",
-            f"tensor_parallel {tp} spans {-(-tp // gps)} servers of {gps} GPUs: its per-layer all-reduces would cross "
-            f"the network, which the analysis does not model (hint: tensor_parallel <= {gps}, inside one server)",
-        )
-    elif gps % tp:
-        problem("tensor_parallel", f"tensor_parallel {tp} does not divide the {gps} GPUs of a server")
-
-
 def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fabric, source: SourceMap | None) -> ResolvedJob:
     """Fill plan-derived defaults, check the combination, place the job; FabricError otherwise."""
     problems: list[Diagnostic] = []
@@ -161,20 +137,22 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
 
     gps = int(settings.get("gpus_per_server") or int(fabric.server_nics[0]))
     gpus = int(settings.get("gpus") or fabric.servers * gps)
-    dp, tp, pp = _parallelism(settings, gpus, gps, problem)
+    degrees, misfits = parallelism_problems(settings, gpus, gps)
+    dp, tp, pp = degrees.data, degrees.tensor, degrees.pipeline
     try:
         params = parse_count(str(settings["params"]))
         tokens = parse_count(str(settings["tokens_per_step"]))
     except ValueError as exc:
         problem("params", str(exc))
         params = tokens = 1.0
-    placement = None
-    try:
-        placement = place(fabric, gpus, gps)
-    except TopologyError as exc:
-        problem("gpus", str(exc))
-    if problems or placement is None:
+    for misfit in placement_problems(gpus, gps, fabric.servers, int(fabric.server_nics.min())):
+        if misfit.severity is Severity.ERROR:  # shared NICs are modelled (a warning at validate)
+            problem(misfit.key, misfit.message)
+    for misfit in misfits:
+        problem(misfit.key, misfit.message)
+    if problems:
         raise FabricError(problems)
+    placement = place(fabric, gpus, gps)
     job = Job(
         name=name,
         params=params,
@@ -194,6 +172,10 @@ def resolve(name: str, settings: dict[str, Any], from_cli: set[str], fabric: Fab
         sequence_length=int(settings["sequence_length"]),
         micro_batch_size=int(settings["micro_batch_size"]),
         hidden_size=int(settings.get("hidden_size") or 0),
+        experts=int(settings.get("experts") or 0),
+        expert_parallel=int(settings["expert_parallel"]),
+        experts_per_token=int(settings["experts_per_token"]),
+        moe_layers=int(settings.get("moe_layers") or 0),
     )
     nccl = settings["nccl"]
     return ResolvedJob(

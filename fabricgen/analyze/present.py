@@ -52,6 +52,7 @@ def step_rows(job: dict[str, Any]) -> list[tuple[str, str]]:
             if p["bubble_s"] or p["activation_s"]
             else []
         ),
+        *([("experts' all-to-alls", f"{seconds(p['all_to_all_s'])} ({p['all_to_all_calls']:,} calls)")] if p["all_to_all_calls"] else []),
         ("step (exposed network)", f"{seconds(p['step_s'])} ({seconds(p['exposed_s']) if p['exposed_s'] else '0 s'})"),
         ("GPUs busy", _share(p["busy"])),
         ("MFU lost to the network", f"{p['mfu_lost'] * 100:.1f} points"),

@@ -14,7 +14,7 @@ from typing import Any
 
 from fabricgen.analyze import compare as cmp
 from fabricgen.analyze import ecmp
-from fabricgen.analyze.costmodel import EXPOSED_LIMIT, NETWORK_BOUND_SHARE, Estimate
+from fabricgen.analyze.costmodel import EXPOSED_LIMIT, NETWORK_BOUND_SHARE, Estimate, Job
 from fabricgen.analyze.job import ResolvedJob
 from fabricgen.analyze.topology import Fabric
 
@@ -79,6 +79,8 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         "allreduce_exposed_s": _num(est.allreduce_exposed_s),
         "bubble_s": _num(est.bubble_s),
         "activation_s": _num(est.activation_s),
+        "all_to_all_s": _num(est.all_to_all_s),
+        "all_to_all_calls": est.all_to_all_calls,
         "step_s": _num(est.step_s),
         "exposed_share": _num(est.exposed_share),
         "busy": _num(est.busy),
@@ -95,7 +97,8 @@ def paths_of(fabric: Fabric, rj: ResolvedJob, options: Options) -> tuple[cmp.Pat
     rails = max(1, round(placement.nics_per_gpu * placement.gpus_per_server))
     nic_gbps = placement.line_gbps / placement.nics_per_gpu
     args = (fabric, placement.servers, rails, nic_gbps)
-    patterns = ecmp.PATTERNS if options.simulate else ("ring", "tree")
+    moe = rj.job.experts > 0 and rj.job.ep_servers > 1
+    patterns = ecmp.PATTERNS if options.simulate else ("ring", "tree", "all-to-all") if moe else ("ring", "tree")
     found = ecmp.simulate(*args, trials=options.trials, seed=options.seed, split=rj.flows_per_nic, pxn=rj.pxn, patterns=patterns)
     runs = found if options.simulate else []
     by = {(r.pattern, r.routing): r for r in found}
@@ -114,6 +117,15 @@ def paths_of(fabric: Fabric, rj: ResolvedJob, options: Options) -> tuple[cmp.Pat
         util_adaptive=ring.ideal_util,
         util_ecmp=ring_ecmp.max_util_mean,
     )
+    if moe:
+        a2a, a2a_ecmp = by[("all-to-all", "ftree")], by[("all-to-all", "ecmp")]
+        paths = replace(
+            paths,
+            all_to_all_ftree=a2a.path_factor_mean,
+            all_to_all_adaptive=a2a.adaptive_factor,
+            all_to_all_ecmp=a2a_ecmp.path_factor_mean,
+            all_to_all_ecmp_p99=a2a_ecmp.path_factor_p99,
+        )
     return paths, runs
 
 
@@ -135,6 +147,11 @@ def _headline(transport: str, speed: float, est: Estimate, how: str, gpus_per_ni
     if est.bubble_s or est.activation_s:
         detail += (
             f"; pipeline: {seconds(est.activation_s)} of activations between stages (in the exposed time), {seconds(est.bubble_s)} bubble"
+        )
+    if est.all_to_all_calls:
+        detail += (
+            f"; experts: {est.all_to_all_calls:,} all-to-alls of {seconds(est.all_to_all_s / est.all_to_all_calls)}, "
+            f"{seconds(est.all_to_all_s)} a step (in the exposed time)"
         )
     return [head, detail]
 
@@ -161,7 +178,7 @@ def planned(fabric: Fabric, rj: ResolvedJob, paths: cmp.Paths) -> dict[str, Any]
     if rj.sharp:
         how += "; InfiniBand with SHARP, which RoCEv2 lacks"
     lines.append(f"RoCEv2 on this fabric reaches {span} of InfiniBand's all-reduce throughput at {sig(nic)}G ({how})")
-    unlucky = cmp.at(rj, "roce", line, (paths.ecmp_p99, paths.tree_ecmp_p99))
+    unlucky = cmp.at(rj, "roce", line, (paths.ecmp_p99, paths.tree_ecmp_p99, paths.all_to_all_ecmp_p99))
     if fabric.transport == "roce":
         lines.append(_unlucky_line(paths, unlucky))
     return {
@@ -178,9 +195,11 @@ def planned(fabric: Fabric, rj: ResolvedJob, paths: cmp.Paths) -> dict[str, Any]
 def _unlucky_line(paths: cmp.Paths, est: Estimate) -> str:
     """Static ECMP at the 99th-percentile hash draw: a job keeps its draw for its life."""
     exposed = f"exposes {seconds(est.exposed_s)} of a {seconds(est.step_s)} step" if est.exposed_s else "exposes nothing"
+    experts = f", all-to-all x{sig(paths.all_to_all_ecmp_p99)}" if est.all_to_all_calls else ""
+    mean = f", x{sig(paths.all_to_all_ecmp)}" if est.all_to_all_calls else ""
     return (
-        f"static ECMP at the 99th-percentile hash draw (ring x{sig(paths.ecmp_p99)}, tree x{sig(paths.tree_ecmp_p99)}; "
-        f"mean x{sig(paths.ecmp)}, x{sig(paths.tree_ecmp)}): {est.verdict}, {exposed}"
+        f"static ECMP at the 99th-percentile hash draw (ring x{sig(paths.ecmp_p99)}, tree x{sig(paths.tree_ecmp_p99)}{experts}; "
+        f"mean x{sig(paths.ecmp)}, x{sig(paths.tree_ecmp)}{mean}): {est.verdict}, {exposed}"
     )
 
 
@@ -205,6 +224,24 @@ def assumptions(rj: ResolvedJob, est: Estimate) -> list[str]:
         f"verdicts: compute-bound when the network exposes at most {EXPOSED_LIMIT:.0%} of the step, "
         f"network-bound from {NETWORK_BOUND_SHARE:.0%}",
         *pipeline,
+        *_expert_assumptions(job),
+    ]
+
+
+def _expert_assumptions(job: Job) -> list[str]:
+    """What the all-to-all of a mixture-of-experts job is charged, and what it is not."""
+    if not job.experts:
+        return []
+    where = (
+        f"across {job.ep_servers} servers ({job.ep_local} of the {job.expert_parallel} ranks per server on NVLink)"
+        if job.ep_servers > 1
+        else "inside one server (NVLink only)"
+    )
+    return [
+        f"experts: {job.experts}, top-{job.experts_per_token}, expert_parallel {job.expert_parallel} {where}: 4 all-to-alls "
+        f"(dispatch, combine, forward and backward) per MoE layer ({job.moe_layers_per_stage} per stage"
+        f"{'' if job.moe_layers else ', every layer'}) and micro-batch, uniform routing, all exposed (no overlap with "
+        "compute); the all-to-all pattern's path factor; params counts as dense for compute, gradients and memory"
     ]
 
 
@@ -278,6 +315,10 @@ def inputs_dict(rj: ResolvedJob) -> dict[str, Any]:
         "sequence_length": job.sequence_length,
         "micro_batch_size": job.micro_batch_size,
         "hidden_size": job.hidden,
+        "experts": job.experts,
+        "expert_parallel": job.expert_parallel,
+        "experts_per_token": job.experts_per_token,
+        "moe_layers": (job.moe_layers or job.layers) if job.experts else 0,
         "efficiency": rj.efficiency,
         "latency_us": rj.latency_us,
         "jitter_us": rj.jitter_us,

@@ -1,7 +1,7 @@
 """Review and planning artifacts: what people otherwise build by hand in spreadsheets.
 
-Each module holds one producer `(plan, context) -> {path: text}`; `render.PRODUCERS` runs
-them after the device configs. They only read the plan (and catalog data), never each other's
+Each module holds one producer `(plan, context) -> {path: text}`; `fabricgen/producers.py`
+lists them after the device configs. They only read the plan (and catalog data), never each other's
 output, so each can be tested alone.
 """
 

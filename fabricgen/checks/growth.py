@@ -40,6 +40,21 @@ class Dimension:
     """Addresses per unit, by pool key."""
     port_stride: dict[str, tuple[int, int]]
     """By tier: (ports per unit on its busiest switch, free ports on that switch today)."""
+    key_today: int
+    """The value of `key` today: 16 leaves are 2 units of 8 rail leaves."""
+
+    def heading(self) -> str:
+        """`leaf (leaves.count, today 4)`, or, where the key does not count units,
+        `unit of 8 rail leaves (leaves.count 16: today 2 units of 8 rail leaves)`.
+
+        >>> Dimension("leaf", "leaves", "leaves.count", 4, 1, 8, {}, {}, 4).heading()
+        'leaf (leaves.count, today 4)'
+        >>> Dimension("unit of 8 rail leaves", "units of 8 rail leaves", "leaves.count", 2, 8, 256, {}, {}, 16).heading()
+        'unit of 8 rail leaves (leaves.count 16: today 2 units of 8 rail leaves)'
+        """
+        if self.key_today == self.today:
+            return f"{self.unit} ({self.key}, today {self.today})"
+        return f"{self.unit} ({self.key} {self.key_today}: today {self.today} {self.unit if self.today == 1 else self.units})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +82,9 @@ def _small(inputs: Inputs, counts: dict[str, int]) -> Inputs:
     )
 
 
-def _dimension(plan: Plan, inputs: Inputs, unit: tuple[str, str], key: str, today: int, base: dict[str, int]) -> Dimension:
-    """Plans with one and two units along `key` (others as in `base`): the cost of a unit."""
+def _dimension(plan: Plan, inputs: Inputs, unit: tuple[str, str], key: str, today: tuple[int, int], base: dict[str, int]) -> Dimension:
+    """Plans with one and two units along `key` (others as in `base`): the cost of a unit.
+    `today`: (units today, the value of `key` today)."""
     one = build_plan(_small(inputs, {**base, key: base.get(key, 1)}))
     two = build_plan(_small(inputs, {**base, key: 2 * base.get(key, 1)}))
     needed_one = {p.key: p.needed for p in one.pools}
@@ -89,7 +105,8 @@ def _dimension(plan: Plan, inputs: Inputs, unit: tuple[str, str], key: str, toda
         unit=unit[0],
         units=unit[1],
         key=key,
-        today=today,
+        today=today[0],
+        key_today=today[1],
         leaves=sum(1 for d in two.devices if d.role == "leaf") - sum(1 for d in one.devices if d.role == "leaf"),
         gpus=sum(len(s.nics) for s in two.servers) - sum(len(s.nics) for s in one.servers),
         pool_stride=pool_stride,
@@ -109,19 +126,19 @@ def dimensions(plan: Plan, inputs: Inputs) -> list[Dimension]:
     try:
         if pods > 0:
             return [
-                _dimension(plan, inputs, ("pod", "pods"), "pods.count", pods, {"pods.count": 1}),
+                _dimension(plan, inputs, ("pod", "pods"), "pods.count", (pods, pods), {"pods.count": 1}),
                 _dimension(
                     plan,
                     inputs,
                     (f"{leaf_unit[0]} per pod", f"{leaf_unit[1]} per pod"),
                     "leaves.count",
-                    leaves_count // step,
+                    (leaves_count // step, leaves_count),
                     {"pods.count": 1, "leaves.count": step},
                 ),
             ]
         if leaves_count == 0:
             return []
-        return [_dimension(plan, inputs, leaf_unit, "leaves.count", leaves_count // step, {"leaves.count": step})]
+        return [_dimension(plan, inputs, leaf_unit, "leaves.count", (leaves_count // step, leaves_count), {"leaves.count": step})]
     except FabricError:
         return []
 

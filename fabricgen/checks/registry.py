@@ -18,7 +18,6 @@ from typing import Any
 from fabricgen.checks.fabric import (
     check_asns,
     check_duplicates,
-    check_infiniband,
     check_names,
     check_oversubscription,
     check_pools,
@@ -26,7 +25,10 @@ from fabricgen.checks.fabric import (
     check_roce,
 )
 from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
+from fabricgen.checks.infiniband import check_infiniband
+from fabricgen.checks.jobs import check_jobs
 from fabricgen.checks.mtu import check_mtu
+from fabricgen.checks.parallelism import check_parallelism
 from fabricgen.checks.reserved import check_gateway_users, check_public_asns, check_reserved_asns, check_service_addresses
 from fabricgen.checks.scale import check_rails, check_tier_asns
 from fabricgen.core.diagnostics import Diagnostic, raise_if_errors
@@ -88,6 +90,8 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("reserved asns", check_reserved_asns),
     PlanCheck("public asns", check_public_asns),
     PlanCheck("service addresses", check_service_addresses),
+    PlanCheck("jobs", check_jobs),
+    PlanCheck("parallelism", check_parallelism),
 )
 """On the finished plan, in this order."""
 

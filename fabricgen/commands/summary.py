@@ -134,12 +134,14 @@ def print_growth(plan: Plan, inputs: Inputs, console: Console, target: tuple[int
     if not found:
         return
     for dimension in found:
-        table = _table(f"Growth headroom: by {dimension.unit} ({dimension.key}, today {dimension.today})", "limit", "per unit", "holds")
+        table = _table(f"Growth headroom: by {dimension.heading()}", "limit", "per unit", "holds")
         for limit in limits(plan, dimension):
             table.add_row(limit.what, limit.per_unit, f"{limit.holds} {dimension.units}")
         console.print(table)
     outer = found[0]
-    console.print(f"one {outer.unit} adds {outer.leaves} leaves and {outer.gpus} GPU ports; the smallest 'holds' is the limit")
+    console.print(
+        f"one {outer.unit} adds {outer.leaves} {'leaf' if outer.leaves == 1 else 'leaves'} and {outer.gpus} GPU ports; the smallest 'holds' is the limit"
+    )
     if target is None:
         return
     count, kind = target

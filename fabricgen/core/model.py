@@ -361,6 +361,15 @@ class ServerNic:
     port_guid: str
     rail: int = 0
     """Rail (1-based position of `leaf` in its scalable unit) with rail attachment; 0 otherwise."""
+    node_guid: str = ""
+    """InfiniBand: node GUID of this NIC's adapter. A GPU server's HCAs are separate PCIe
+    devices (`ibnetdiscover` shows one `Ca` per adapter, "<host> mlx5_N"), each with its own
+    node GUID; the catalog's HCA models are single-port adapters, so NIC = adapter."""
+
+    @property
+    def device(self) -> str:
+        """The adapter's RDMA device name as the host and its node description show it."""
+        return f"mlx5_{self.nic - 1}"
 
 
 @record
@@ -368,13 +377,17 @@ class Server:
     name: str
     leaf: str
     index: int
-    node_guid: str
     nics: tuple[ServerNic, ...]
     pod: int = 1
     unit: int = 0
     """Scalable unit within the pod with rail attachment (its leaves are the unit's rails); 0 otherwise."""
     nic_model: str = ""
     """Catalog NIC model of its ports (`servers.nic`); names an entry of Plan.nics."""
+
+    @property
+    def node_guid(self) -> str:
+        """Node GUID of NIC 1's adapter (every NIC is its own HCA: see `ServerNic.node_guid`)."""
+        return self.nics[0].node_guid if self.nics else ""
 
 
 @record

@@ -16,11 +16,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabricgen.configs.devices import device_configs
 from fabricgen.core.model import Device, Link, Plan
 from fabricgen.core.units import format_length
 from fabricgen.diffing.hostside import host_changes, policy_changes
 from fabricgen.plan.allocate import ip_int
-from fabricgen.render.producers import RenderContext, device_configs, tidy
+from fabricgen.render.context import RenderContext
+from fabricgen.render.tidy import tidy
 
 CableKey = tuple[str, str, str, str]
 

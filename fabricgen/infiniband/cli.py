@@ -20,7 +20,8 @@ def ib() -> None:
 
 def _rendered(inventory: Path, build: Path | None) -> tuple[object, dict[str, str]]:
     from fabricgen.inventory.loader import resolve_inventory_path
-    from fabricgen.render.producers import RenderContext, render_files
+    from fabricgen.producers import render_files
+    from fabricgen.render.context import RenderContext
     from fabricgen.render.templating import user_template_dirs
 
     plan = checked_plan(inventory).plan

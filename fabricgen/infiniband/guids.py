@@ -2,8 +2,10 @@
 
 Discovered nodes are matched to planned names by node description: a switch's description is
 its name (or NVIDIA's `MF0;<name>:<model>/U1`), an HCA's is `<host> <device>` (`gpu0101
-mlx5_0`, `gpu0101 HCA-1`). HCA ports are matched to the planned NICs by the leaf port they are
-cabled to, falling back to port order. GUIDs go into the `guids:` section of the inventory,
+mlx5_0`, `gpu0101 HCA-1`). A GPU server's adapters are separate HCAs, each with its own node
+GUID, all described `<host> mlx5_N`: each HCA port is matched to the planned NIC by the leaf port
+it is cabled to (falling back to port order), and the NIC takes that port's GUID and its
+adapter's node GUID (`nodes:`). GUIDs go into the `guids:` section of the inventory,
 edited with ruamel.yaml's round-trip mode so the user's comments and layout stay; the result
 is validated before it replaces the file.
 """
@@ -31,8 +33,9 @@ _MF0 = re.compile(r"^MF0;([^:;\s]+)")
 
 @dataclass(slots=True)
 class ImportResult:
-    guids: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-    """Planned name -> (node GUID, port GUIDs in NIC order; empty for switches)."""
+    guids: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    """Planned name -> (node GUID, port GUIDs in NIC order, adapter node GUIDs in NIC order when a
+    host has several adapters); both tuples empty for switches."""
     unmatched_discovered: list[str] = field(default_factory=list)
     not_discovered: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
@@ -76,27 +79,37 @@ def match_guids(plan: Plan, fabric: IbFabric) -> ImportResult:
             if name in result.guids:
                 result.conflicts.append(f"{name}: two switches describe themselves as {name} ({result.guids[name][0]}, {node.node_guid})")
                 continue
-            result.guids[name] = (node.node_guid, ())
+            result.guids[name] = (node.node_guid, (), ())
         else:
             ca_nodes.setdefault(name, []).append(node)
     for name, nodes in ca_nodes.items():
-        wanted = sorted(hcas[name])
-        by_cable: dict[tuple[str, int], str] = {}
-        in_order: list[str] = []
-        for node in nodes:
-            for port in sorted(node.ports.values(), key=lambda p: p.port):
-                in_order.append(port.port_guid)
-                by_cable[(node_of.get(port.remote_id, ""), port.remote_port)] = port.port_guid
-        ports = []
-        for position, (_nic, leaf, leaf_port) in enumerate(wanted):
-            guid = by_cable.get((leaf, leaf_port)) or (in_order[position] if position < len(in_order) else "")
-            if not guid:
-                result.conflicts.append(f"{name}: NIC {position + 1} not discovered")
-                break
-            ports.append(guid)
-        result.guids[name] = (nodes[0].node_guid, tuple(ports))
+        adapters, problem = _match_ports(nodes, sorted(hcas[name]), node_of)
+        if problem:
+            result.conflicts.append(f"{name}: {problem}")
+        ports = tuple(port for port, _node in adapters)
+        node_guids = tuple(node for _port, node in adapters)
+        result.guids[name] = (node_guids[0] if node_guids else nodes[0].node_guid, ports, node_guids if len(node_guids) > 1 else ())
     result.not_discovered = sorted((set(switches) | set(hcas)) - set(result.guids))
     return result
+
+
+def _match_ports(nodes: list[IbNode], wanted: list[tuple[int, str, int]], node_of: dict[str, str]) -> tuple[list[tuple[str, str]], str]:
+    """(port GUID, adapter node GUID) of each planned NIC of one host (`wanted`: NIC, leaf, leaf
+    port), found among the host's discovered HCAs by the leaf port each is cabled to, else in
+    port order; those found before the first NIC that is not, and a message naming it."""
+    by_cable: dict[tuple[str, int], tuple[str, str]] = {}
+    in_order: list[tuple[str, str]] = []
+    for node in nodes:
+        for port in sorted(node.ports.values(), key=lambda p: p.port):
+            in_order.append((port.port_guid, node.node_guid))
+            by_cable[(node_of.get(port.remote_id, ""), port.remote_port)] = (port.port_guid, node.node_guid)
+    found: list[tuple[str, str]] = []
+    for position, (_nic, leaf, leaf_port) in enumerate(wanted):
+        pair = by_cable.get((leaf, leaf_port)) or (in_order[position] if position < len(in_order) else None)
+        if pair is None or not pair[0]:
+            return found, f"NIC {position + 1} not discovered"
+        found.append(pair)
+    return found, ""
 
 
 def overridden(plan: Plan, result: ImportResult) -> list[str]:
@@ -107,7 +120,7 @@ def overridden(plan: Plan, result: ImportResult) -> list[str]:
         used.update({sm.host: sm.node_guid for sm in plan.infiniband.subnet_managers if not sm.server})
     return [
         f"{name}: the plan keeps {used[name]} (pinned in its nodes: or subnet_managers: entry), discovered {node}; remove that pin"
-        for name, (node, _ports) in result.guids.items()
+        for name, (node, _ports, _nodes) in result.guids.items()
         if name in used and used[name] != node
     ]
 
@@ -127,16 +140,20 @@ def update_inventory(text: str, result: ImportResult) -> tuple[str, int]:
             "guids", before="\nReal GUIDs, written by fabricgen ib import-guids from ibnetdiscover output."
         )
     changed = 0
-    for name, (node, ports) in result.guids.items():
+    for name, (node, ports, nodes) in result.guids.items():
         entry = CommentedMap()
         entry["node"] = DoubleQuotedScalarString(node)
+        if nodes:
+            adapters = CommentedSeq(DoubleQuotedScalarString(n) for n in nodes)
+            adapters.fa.set_flow_style()
+            entry["nodes"] = adapters
         if ports:
             seq = CommentedSeq(DoubleQuotedScalarString(p) for p in ports)
             seq.fa.set_flow_style()
             entry["ports"] = seq
         entry.fa.set_flow_style()
         old = section.get(name)
-        if old is None or old.get("node") != node or list(old.get("ports", [])) != list(ports):
+        if old is None or old.get("node") != node or list(old.get("ports", [])) != list(ports) or list(old.get("nodes", [])) != list(nodes):
             changed += 1
             section[name] = entry
     out = io.StringIO()

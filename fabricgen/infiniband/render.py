@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from fabricgen.core.model import Plan
 from fabricgen.render.templating import environment
 
-if TYPE_CHECKING:  # fabricgen.render.producers imports this module for PRODUCERS
+if TYPE_CHECKING:
     from fabricgen.render.context import RenderContext
 
 SHARED_FILES = ("root_guids.conf", "cn_guids.conf", "partitions.conf", "node-name-map")

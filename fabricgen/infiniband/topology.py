@@ -1,7 +1,9 @@
 """The planned fabric as an ibsim topology ("net") file: the ibnetdiscover-like format
 ibsim 0.10 parses (ibsim/sim_net.c). Node ids are the planned names, node descriptions what a
-real fabric would report (switch name; `<host> HCA-1` for an HCA), so OpenSM logs and the
-diag tools show planned names.
+real fabric would report (switch name; `<host> mlx5_N` for an HCA), so OpenSM logs and the
+diag tools show planned names. Every server NIC is its own single-port HCA record, as the
+adapters of a GPU server are separate PCIe devices with their own node GUIDs; its node id is
+`<server>/mlx5_N` (`hca_id`).
 
 ibsim numbers CA port GUIDs as node GUID + port number, so an HCA record carries
 `caguid = <port 1 GUID> - 1`: the simulated port GUIDs equal the planned ones even when real
@@ -10,7 +12,7 @@ imported GUIDs do not follow ibsim's convention (real ConnectX port 1 = node GUI
 
 from __future__ import annotations
 
-from fabricgen.core.model import Plan
+from fabricgen.core.model import SM_LINK, Link, Plan, ServerNic
 from fabricgen.core.records import record
 from fabricgen.infiniband.ibnet import IbFabric
 
@@ -47,6 +49,19 @@ def ib_port_numbers(plan: Plan) -> tuple[dict[str, int], dict[tuple[str, str], i
     return per_cage, numbers
 
 
+def hca_id(server: str, nic: ServerNic) -> str:
+    """The topology node id of a server NIC's adapter."""
+    return f"{server}/{nic.device}"
+
+
+def host_end(link: Link) -> tuple[str, int]:
+    """(topology node id, port) of a host cable's A end: a server NIC's adapter port 1, or a
+    dedicated SM host's one HCA (node id = its name)."""
+    if link.kind == SM_LINK:
+        return link.a.device, 1
+    return f"{link.a.device}/mlx5_{link.a.port - 1}", 1
+
+
 def sim_nodes(plan: Plan) -> list[SimNode]:
     """Switches then HCAs (servers, then dedicated SM hosts), each with its cabled ports."""
     ib = plan.infiniband
@@ -65,33 +80,20 @@ def sim_nodes(plan: Plan) -> list[SimNode]:
         return ib_port.get((device, interface), cage)
 
     for link in plan.links:
-        # A host's port (a server's NIC, a dedicated SM host's HCA) is numbered by its NIC.
-        a_port = int(link.a.interface.removeprefix("nic")) if link.to_host else port_of(link.a.device, link.a.interface, link.a.port)
-        connect(link.a.device, a_port, link.z.device, port_of(link.z.device, link.z.interface, link.z.port), link.speed)
+        a_end = host_end(link) if link.to_host else (link.a.device, port_of(link.a.device, link.a.interface, link.a.port))
+        connect(*a_end, link.z.device, port_of(link.z.device, link.z.interface, link.z.port), link.speed)
     nodes = [
         SimNode(
             "Switch", d.name, d.name, d.guid, d.ports_total * per_cage[d.name], tuple(sorted(ports.get(d.name, []), key=lambda p: p.port))
         )
         for d in plan.devices
     ]
-    for server in plan.servers:
-        descriptions[server.name] = f"{server.name} HCA-1"
-        base = f"0x{int(server.nics[0].port_guid, 16) - 1:016x}"
-        nodes.append(
-            SimNode(
-                "Hca",
-                server.name,
-                descriptions[server.name],
-                base,
-                len(server.nics),
-                tuple(sorted(ports.get(server.name, []), key=lambda p: p.port)),
-            )
-        )
-    for sm in ib.subnet_managers:
-        if not sm.server:
-            descriptions[sm.host] = f"{sm.host} HCA-1"
-            base = f"0x{int(sm.port_guid, 16) - 1:016x}"
-            nodes.append(SimNode("Hca", sm.host, descriptions[sm.host], base, 1, tuple(ports.get(sm.host, []))))
+    hcas = [(hca_id(s.name, n), f"{s.name} {n.device}", n.port_guid) for s in plan.servers for n in s.nics]
+    hcas += [(sm.host, f"{sm.host} mlx5_0", sm.port_guid) for sm in ib.subnet_managers if not sm.server]
+    for node_id, description, port_guid in hcas:
+        descriptions[node_id] = description
+        base = f"0x{int(port_guid, 16) - 1:016x}"
+        nodes.append(SimNode("Hca", node_id, description, base, 1, tuple(ports.get(node_id, []))))
     return nodes
 
 
@@ -119,6 +121,19 @@ def net_file(plan: Plan) -> str:
     return "\n".join(out) + "\n"
 
 
+SIM_WIDTH_SPEEDS = frozenset(SPEEDS.values())
+"""What ibsim 0.10 parses; a real NDR/XDR fabric's `4xNDR` runs as 4xHDR, as planned NDR does."""
+
+
+def _sim_speed(discovered: str) -> str:
+    """The width x speed ibsim gets for a discovered link.
+
+    >>> _sim_speed("4xNDR"), _sim_speed("4xEDR"), _sim_speed("")
+    ('4xHDR', '4xEDR', '4xHDR')
+    """
+    return discovered if discovered in SIM_WIDTH_SPEEDS else "4xHDR"
+
+
 def net_from_discovery(fabric: IbFabric) -> str:
     """A net file ibsim reproduces with the discovered GUIDs: `ibnetdiscover` output as ibsim input,
     with each HCA's `caguid` set to port-1 GUID - 1 (ibsim numbers CA ports node GUID + port,
@@ -131,7 +146,7 @@ def net_from_discovery(fabric: IbFabric) -> str:
             out.append(f"switchguid={node.node_guid}")
             out.append(f'Switch\t{node.ports_total} "{node.node_id}"\t# "{node.description}" enhanced port 0 lid 0 lmc 0')
             out += [
-                f'[{p.port}]\t"{p.remote_id}"[{p.remote_port}]\t# "{description.get(p.remote_id, p.remote_id)}" lid 0 {p.speed or "4xHDR"}'
+                f'[{p.port}]\t"{p.remote_id}"[{p.remote_port}]\t# "{description.get(p.remote_id, p.remote_id)}" lid 0 {_sim_speed(p.speed)}'
                 for p in ports
             ]
         else:
@@ -140,7 +155,7 @@ def net_from_discovery(fabric: IbFabric) -> str:
             out.append(f"caguid=0x{base:016x}")
             out.append(f'Hca\t{node.ports_total} "{node.node_id}"\t# "{node.description}"')
             out += [
-                f'[{p.port}]\t"{p.remote_id}"[{p.remote_port}]\t# lid 0 lmc 0 "{description.get(p.remote_id, p.remote_id)}" lid 0 {p.speed or "4xHDR"}'
+                f'[{p.port}]\t"{p.remote_id}"[{p.remote_port}]\t# lid 0 lmc 0 "{description.get(p.remote_id, p.remote_id)}" lid 0 {_sim_speed(p.speed)}'
                 for p in ports
             ]
         out.append("")

@@ -36,7 +36,7 @@ from fabricgen.infiniband.ibnet import IbFabric, norm_guid, parse_ibnet
 from fabricgen.infiniband.partitions import check_partitions
 from fabricgen.infiniband.pkeys import planned_master
 from fabricgen.infiniband.sim import Simulation, SimulationError, missing_tools
-from fabricgen.infiniband.topology import ib_port_numbers
+from fabricgen.infiniband.topology import hca_id, host_end, ib_port_numbers
 from fabricgen.infiniband.verify_partitions import check_partition_tables
 from fabricgen.infiniband.verify_report import Check, Report
 from fabricgen.infiniband.verify_routing import check_spine_routes, check_tree
@@ -434,19 +434,20 @@ def _standby_records(sim: Simulation, wanted: dict[str, SubnetManager], wait: fl
 
 
 def _planned_links(plan: Plan) -> tuple[dict[str, str], set[tuple[tuple[str, int], tuple[str, int]]]]:
-    """Planned name by GUID (switch node GUID, HCA port-1 GUID) and cables by planned names."""
+    """Planned name by GUID (switch node GUID, HCA port-1 GUID) and cables by planned names; a
+    server's HCAs are its adapters, one per NIC (`<server>/mlx5_N`)."""
     ib = plan.infiniband
     assert ib is not None
     name_of = {d.guid: d.name for d in plan.devices}
     for server in plan.servers:
         for nic in server.nics:
-            name_of[nic.port_guid] = server.name
+            name_of[nic.port_guid] = hca_id(server.name, nic)
     links = set()
     _per_cage, numbers = ib_port_numbers(plan)
     for link in plan.links:
         # Dedicated SM hosts' cables are plan links (kind sm-leaf): expected and traced like a server's.
-        a_port = int(link.a.interface.removeprefix("nic")) if link.to_host else numbers[(link.a.device, link.a.interface)]
-        ends = sorted(((link.a.device, a_port), (link.z.device, numbers[(link.z.device, link.z.interface)])))
+        a_end = host_end(link) if link.to_host else (link.a.device, numbers[(link.a.device, link.a.interface)])
+        ends = sorted((a_end, (link.z.device, numbers[(link.z.device, link.z.interface)])))
         links.add((ends[0], ends[1]))
     for sm in ib.subnet_managers:
         if not sm.server:
@@ -473,9 +474,8 @@ def _check_cabling(report: Report, plan: Plan, sim: Simulation, planned_fabric: 
     switches = {d.name for d in plan.devices}
     seen = set(names.values())
     missing_switches = sorted(switches - seen)
-    hcas = (
-        {s.name for s in plan.servers} | {sm.host for sm in plan.infiniband.subnet_managers if not sm.server} if plan.infiniband else set()
-    )
+    hcas = {hca_id(s.name, n) for s in plan.servers for n in s.nics}
+    hcas |= {sm.host for sm in plan.infiniband.subnet_managers if not sm.server} if plan.infiniband else set()
     missing_hcas = sorted(hcas - seen)
     missing = sorted(planned - discovered)
     extra = sorted(discovered - planned)

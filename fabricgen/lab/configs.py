@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricgen.lab.topology import LabSwitch, LabTopology
-from fabricgen.render.producers import tidy
 from fabricgen.render.templating import environment
+from fabricgen.render.tidy import tidy
 
 
 @dataclass(frozen=True, slots=True)

@@ -335,7 +335,7 @@ def _stage(
 def _server_guids(inputs: Inputs) -> ServerGuids:
     """HCA GUIDs of an InfiniBand fabric's servers (pinned or placeholders); none for RoCE."""
     if inputs.fabric.transport != "infiniband":
-        return lambda name, leaf_number, index: ("", ())
+        return lambda name, leaf_number, index: ()
     pins, prefix, ports = inputs.guids, inputs.guid_prefix, inputs.servers.ports_per_server
     return lambda name, leaf_number, index: server_guids(pins, prefix, name, leaf_number, index, ports)
 

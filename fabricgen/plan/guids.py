@@ -6,13 +6,15 @@ its kind and its fabric-wide number, so it never moves when the fabric grows. Ki
 2 leaf, 3 server HCA, 4 dedicated subnet-manager host, 5 super-spine.
 
 Two layouts exist, and the rendered OpenSM files depend on both, so they stay as they are:
-switches put the number at bit 4 (16 port numbers per node are free below it), HCAs and SM
-hosts at bit 5 (32 port numbers: an HCA's port GUIDs are node GUID + NIC number).
+switches put the number at bit 4 (16 port numbers per node are free below it), servers and SM
+hosts at bit 5 (32 numbers). A server's NICs are separate single-port adapters, each an HCA
+with its own node GUID: adapter n at server base + 2 (n - 1), its port one above (ibsim's
+numbering, node GUID + port number), so NIC 1 keeps the GUIDs a one-NIC server always had.
 
 >>> switch_guid("0x02fab00000000000", "leaf", 3)
 '0x02fab00020000030'
 >>> hca_guids("0x02fab00000000000", leaf_number=1, index=2, ports=2)
-('0x02fab00030008040', ('0x02fab00030008041', '0x02fab00030008042'))
+(('0x02fab00030008040', '0x02fab00030008041'), ('0x02fab00030008042', '0x02fab00030008043'))
 """
 
 from __future__ import annotations
@@ -35,21 +37,29 @@ def placeholder_guid(prefix: str, kind: int, number: int) -> str:
     return f"0x{int(prefix, 16) | (kind << 28) | (number << 5):016x}"
 
 
-def hca_guids(prefix: str, *, leaf_number: int, index: int, ports: int) -> tuple[str, tuple[str, ...]]:
-    """(node GUID, port GUIDs in NIC order) of server `index` of the leaf numbered `leaf_number`."""
-    node = placeholder_guid(prefix, KIND_HCA, leaf_number * 1024 + index)
-    return node, tuple(f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
+AdapterGuids = tuple[tuple[str, str], ...]
+"""(node GUID, port GUID) of each adapter of a server, NIC 1 first."""
 
 
-def server_guids(
-    pins: Mapping[str, GuidPin], prefix: str, name: str, leaf_number: int, index: int, ports: int
-) -> tuple[str, tuple[str, ...]]:
-    """(node GUID, port GUIDs in NIC order) of a server's HCA: pinned in `guids:`, else placeholders."""
+def hca_guids(prefix: str, *, leaf_number: int, index: int, ports: int) -> AdapterGuids:
+    """Placeholder (node GUID, port GUID) of each adapter of server `index` of the leaf numbered
+    `leaf_number`; at most 16 adapters fit the 32 numbers below the server's base."""
+    base = int(placeholder_guid(prefix, KIND_HCA, leaf_number * 1024 + index), 16)
+    return tuple((f"0x{base + 2 * n:016x}", f"0x{base + 2 * n + 1:016x}") for n in range(ports))
+
+
+def server_guids(pins: Mapping[str, GuidPin], prefix: str, name: str, leaf_number: int, index: int, ports: int) -> AdapterGuids:
+    """(node GUID, port GUID) of each adapter of a server: pinned in `guids:` (`nodes`, or `node`
+    for NIC 1's adapter; `ports`), the rest placeholders (the plan warns while any remain)."""
+    placeholders = hca_guids(prefix, leaf_number=leaf_number, index=index, ports=ports)
     pinned = pins.get(name)
-    if pinned:
-        node = pinned.node.lower()
-        given = [g.lower() for g in pinned.ports]
-        # Ports not imported yet follow ibsim's convention (node + port number).
-        port_guids = tuple(given[n - 1] if n <= len(given) else f"0x{int(node, 16) + n:016x}" for n in range(1, ports + 1))
-        return node, port_guids
-    return hca_guids(prefix, leaf_number=leaf_number, index=index, ports=ports)
+    if not pinned:
+        return placeholders
+    nodes = [g.lower() for g in pinned.nodes] or [pinned.node.lower()]
+    given = [g.lower() for g in pinned.ports]
+    adapters = []
+    for n, (placeholder_node, placeholder_port) in enumerate(placeholders):
+        node, port = (nodes[n], f"0x{int(nodes[n], 16) + 1:016x}") if n < len(nodes) else (placeholder_node, placeholder_port)
+        # A port GUID not imported yet follows ibsim's convention (node + port number).
+        adapters.append((node, given[n] if n < len(given) else port))
+    return tuple(adapters)

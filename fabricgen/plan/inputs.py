@@ -235,10 +235,12 @@ class OpensmInput:
 
 @record
 class GuidPin:
-    """One `guids:` entry: a node GUID and the port GUIDs imported so far."""
+    """One `guids:` entry: a node GUID (a switch's, or NIC 1's adapter's), the node GUIDs of a
+    server's adapters in NIC order, and the port GUIDs imported so far."""
 
     node: str
     ports: tuple[str, ...]
+    nodes: tuple[str, ...] = ()
 
 
 @record
@@ -311,7 +313,10 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         qos=_ib_qos(doc["qos"]),
         default_partition=DefaultPartitionInput(doc["default_partition"].get("membership"), doc["default_partition"]["ipoib"]),
         opensm=_opensm(doc["opensm"]),
-        guids={name: GuidPin(pin["node"], tuple(pin.get("ports", []))) for name, pin in doc.get("guids", {}).items()},
+        guids={
+            name: GuidPin(pin["node"], tuple(pin.get("ports", [])), tuple(pin.get("nodes", [])))
+            for name, pin in doc.get("guids", {}).items()
+        },
         models=doc.get("models", {}),
         jobs=doc.get("jobs") or {},
     )

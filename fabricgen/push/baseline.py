@@ -1,22 +1,25 @@
 """Post-checks against a baseline taken just before the change.
 
 A switch passes when nothing regressed compared to the baseline and the planned state that can
-already exist does: a session Established before must be Established after; a planned session
-must be Established when its far end is already on the new config (on a day-0 push, or a change
-that needs both ends, the far end may not be yet); every Established session carries at least
-one prefix; LLDP neighbors on planned links are the planned ones (and none seen before went
-away); interfaces up before stay up; PFC is on on every RoCE port; PFC watchdog drops and
-interface error counters do not grow. One dead optic that was already dead does not block.
+already exist does: a session Established before must be Established after, unless this switch's
+own change makes it two-ended (its address, remote AS or local AS changes: `bgp_identity.py`) and
+the far end has not landed yet; a planned session must be Established when its far end is
+already on the new config; every Established session carries at least one prefix; LLDP
+neighbors on planned links are the planned ones (and none seen before went away); fabric
+interfaces up before stay up (a GPU server rebooting on a host port is not the change's fault);
+PFC is on on every RoCE port; PFC watchdog drops and interface errors grow no faster than their
+threshold over the check window. One dead optic that was already dead does not block.
 
 Outputs are read by shape, not by platform: EOS JSON (`vrfs`, `interfaceStatuses`,
-`lldpNeighbors`) and NX-OS JSON (`TABLE_x`/`ROW_x`) are both understood.
+`lldpNeighbors`) and NX-OS JSON (`TABLE_x`/`ROW_x`) are both understood. An output in neither
+shape fails the check: a parser that reads nothing must not pass.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fabricgen.push.postchecks import _short, eos_interface_states, eos_pfc_states, nxos_interface_states, nxos_pfc_states, nxos_rows
@@ -99,6 +102,11 @@ def counters(output: Any, keys: str, path: str = "") -> dict[str, int]:
     return found
 
 
+COUNTER_RATES: dict[str, float] = {"errors": 0.1, "watchdog": 0.0}
+"""Largest growth per second, per counter, that still passes: interface errors may tick (a
+0.1/s allowance is 30 in a 5-minute window); any PFC watchdog drop means a pause storm."""
+
+
 @dataclass(frozen=True, slots=True)
 class Expectation:
     """What the plan says about one switch, and which far ends are on the new config already."""
@@ -108,20 +116,52 @@ class Expectation:
     fabric_interfaces: tuple[str, ...]
     roce_interfaces: tuple[str, ...]
     lldp_plan: tuple[Mapping[str, Any], ...]
-    peers_changing_later: frozenset[str] = frozenset()
-    """Far ends that change in this run and are not on the new config yet: a session to one of
-    them may drop until its half of a two-ended change (an ASN, a link address) lands, and its
-    own post-check then requires the session, because this switch is on the new config by then."""
+    two_ended: frozenset[str] = frozenset()
+    """Neighbor addresses whose identity this switch's own change alters (address, remote AS,
+    local AS): such a session may drop until the far end's half lands. Every other session must
+    stay up, whatever else changes in this run."""
+    elapsed: float = 0.0
+    """Seconds between the baseline and this reading: counters are judged by rate."""
+    counter_rates: Mapping[str, float] = field(default_factory=lambda: dict(COUNTER_RATES))
     counter_keys: str = r"(?i)(drop|discard|err|fcs|crc|stuck)"
+
+
+KNOWN_SHAPES = {
+    "bgp": ("vrfs", "TABLE_vrf"),
+    "interfaces": ("interfaceStatuses", "TABLE_interface"),
+    "lldp": ("lldpNeighbors", "TABLE_nbor", "neigh_count"),
+    "pfc": ("interfaceStatuses", "TABLE_entry"),
+    "errors": ("interfaceErrorCounters", "TABLE_interface"),
+    "watchdog": ("interfaces", "TABLE_pfcwd"),
+}
+"""Top-level keys of the shapes each check reads (EOS first, NX-OS second)."""
+
+
+def shape_problems(check: str, output: Any) -> list[str]:
+    """An output whose shape the check does not know fails it (an empty parse must not pass).
+
+    >>> shape_problems("bgp", {"vrfs": {}})
+    []
+    >>> shape_problems("bgp", {"result": []})
+    ['bgp: output not recognised (top-level keys: result): the check cannot pass on it']
+    """
+    known = KNOWN_SHAPES.get(check, ())
+    if isinstance(output, Mapping) and any(key in output for key in known):
+        return []
+    keys = ", ".join(sorted(str(k) for k in output)) if isinstance(output, Mapping) else type(output).__name__
+    return [f"{check}: output not recognised (top-level keys: {keys or 'none'}): the check cannot pass on it"]
 
 
 def bgp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
     was, now = bgp_sessions(before), bgp_sessions(after)
-    waiting = {str(n["address"]) for n in expect.neighbors if str(n.get("peer", "")) in expect.peers_changing_later}
+    peer_of = {str(n["address"]): str(n.get("peer", "")) for n in expect.neighbors}
+    waiting = {a for a in expect.two_ended if peer_of.get(a, "") not in expect.peers_on_new_config}
     problems = []
     for address, session in sorted(was.items()):
         if address in waiting:
-            continue  # the far end's half of the change has not landed yet
+            continue  # a two-ended change whose far end has not landed its half yet
+        if expect.neighbors and address not in peer_of:
+            continue  # the plan no longer has this session (a readdressed or removed link)
         if session.established and not now.get(address, Session("missing", 0)).established:
             problems.append(f"bgp: {address} was Established before the change, now {now.get(address, Session('not configured', 0)).state}")
     for neighbor in expect.neighbors:
@@ -140,15 +180,19 @@ def bgp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Ex
 
 
 def interface_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    """Fabric interfaces only: one that was up must stay up, a planned one must come up unless it
+    was already down. A host port going down (a server rebooting) is not the change's doing."""
     was, now = interface_states(before), interface_states(after)
     problems = []
-    for name, state in sorted(was.items()):
-        if state.lower() in UP and now.get(name, "missing").lower() not in UP:
-            problems.append(f"interfaces: {name} was up before the change, now {now.get(name, 'missing')}")
     for name in expect.fabric_interfaces:
         key = _short(name)
-        if key not in was and now.get(key, "missing").lower() not in UP:
-            problems.append(f"interfaces: {name} ({now.get(key, 'missing')})")
+        state = now.get(key, "missing")
+        if state.lower() in UP:
+            continue
+        if was.get(key, "").lower() in UP:
+            problems.append(f"interfaces: {name} was up before the change, now {state}")
+        elif key not in was:
+            problems.append(f"interfaces: {name} ({state})")
     return problems
 
 
@@ -177,26 +221,41 @@ def pfc_problems(after: Mapping[str, Any], expect: Expectation) -> list[str]:
     ]
 
 
-def counter_problems(check: str, before: Any, after: Any, keys: str) -> list[str]:
-    was, now = counters(before, keys), counters(after, keys)
-    return [f"{check}: {path} grew from {was[path]} to {value}" for path, value in sorted(now.items()) if path in was and value > was[path]]
+def counter_problems(check: str, before: Any, after: Any, expect: Expectation) -> list[str]:
+    """Counters that grew faster than the check's rate over the window since the baseline."""
+    was, now = counters(before, expect.counter_keys), counters(after, expect.counter_keys)
+    rate = float(expect.counter_rates.get(check, 0.0))
+    allowed = rate * max(float(expect.elapsed), 1.0)
+    return [
+        f"{check}: {path} grew from {was[path]} to {value} in {max(float(expect.elapsed), 1.0):.0f} s (threshold {rate:g}/s)"
+        for path, value in sorted(now.items())
+        if path in was and value - was[path] > allowed
+    ]
+
+
+_CHECKS = ("bgp", "interfaces", "lldp", "pfc", "errors", "watchdog")
 
 
 def baseline_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
     """{check: output} before and after the change -> every problem; empty = confirm."""
     problems: list[str] = []
     empty: Mapping[str, Any] = {}
-    if "bgp" in after:
-        problems += bgp_problems(before.get("bgp") or empty, after["bgp"], expect)
-    if "interfaces" in after:
-        problems += interface_problems(before.get("interfaces") or empty, after["interfaces"], expect)
-    if "lldp" in after:
-        problems += lldp_problems(before.get("lldp") or empty, after["lldp"], expect)
-    if "pfc" in after:
-        problems += pfc_problems(after["pfc"], expect)
-    for check in ("errors", "watchdog"):
-        if check in after:
-            problems += counter_problems(check, before.get(check) or empty, after[check], expect.counter_keys)
+    for check in _CHECKS:
+        if check not in after:
+            continue
+        shape = shape_problems(check, after[check]) or (shape_problems(check, before[check]) if check in before else [])
+        if shape:
+            problems += shape
+        elif check == "bgp":
+            problems += bgp_problems(before.get("bgp") or empty, after["bgp"], expect)
+        elif check == "interfaces":
+            problems += interface_problems(before.get("interfaces") or empty, after["interfaces"], expect)
+        elif check == "lldp":
+            problems += lldp_problems(before.get("lldp") or empty, after["lldp"], expect)
+        elif check == "pfc":
+            problems += pfc_problems(after["pfc"], expect)
+        else:
+            problems += counter_problems(check, before.get(check) or empty, after[check], expect)
     return problems
 
 
@@ -208,7 +267,9 @@ def switch_problems(
     fabric_interfaces: Iterable[str] = (),
     roce_interfaces: Iterable[str] = (),
     lldp_plan: Iterable[Mapping[str, Any]] = (),
-    peers_changing_later: Iterable[str] = (),
+    two_ended: Iterable[str] = (),
+    elapsed: float = 0.0,
+    counter_rates: Mapping[str, float] | None = None,
 ) -> list[str]:
     """The Ansible filter: plain arguments in, problems out (see `baseline_problems`)."""
     expect = Expectation(
@@ -217,7 +278,9 @@ def switch_problems(
         tuple(fabric_interfaces or ()),
         tuple(roce_interfaces or ()),
         tuple(lldp_plan or ()),
-        frozenset(peers_changing_later or ()),
+        frozenset(two_ended or ()),
+        float(elapsed or 0.0),
+        {**COUNTER_RATES, **{str(k): float(v) for k, v in (counter_rates or {}).items()}},
     )
     return baseline_problems(before or {}, after or {}, expect)
 
@@ -230,15 +293,3 @@ def peers_on_new_config(neighbors: Iterable[Mapping[str, Any]], hostvars: Mappin
         if peer and peer in hostvars and bool(hostvars[peer].get("fabricgen_switch_on_new_config", False)):
             done.append(peer)
     return done
-
-
-def peers_changing_later(neighbors: Iterable[Mapping[str, Any]], hostvars: Mapping[str, Any]) -> list[str]:
-    """Planned far ends that change in this run and are not on the new config yet (their
-    pre-flight found a diff, their confirm has not happened): looked up per peer, like
-    `peers_on_new_config`."""
-    later = []
-    for peer in sorted({str(n.get("peer", "")) for n in neighbors or ()}):
-        facts = hostvars.get(peer) if peer else None
-        if facts and bool(facts.get("fabricgen_switch_changes", False)) and not bool(facts.get("fabricgen_switch_on_new_config", False)):
-            later.append(peer)
-    return later

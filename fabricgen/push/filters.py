@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from fabricgen.push import baseline, rollout
+from fabricgen.push.bgp_identity import two_ended_sessions
 from fabricgen.push.ownership import owned_text, redact
 from fabricgen.push.postchecks import ansible_filters as postcheck_filters
 from fabricgen.push.rescue import rescue_report
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
 
 
-def _lockout(staged: str, running: str, platform: str, device: str, user: str, connection: str) -> list[str]:
-    return lockout_problems(platform, staged, running, Login(device, user, connection))
+def _lockout(staged: str, running: str, platform: str, device: str, user: str, connection: str, address: str = "") -> list[str]:
+    return lockout_problems(platform, staged, running, Login(device, user, connection, str(address or "")))
 
 
 def ansible_filters() -> dict[str, Any]:
@@ -29,9 +30,11 @@ def ansible_filters() -> dict[str, Any]:
             "fabricgen_redact": lambda text, platform: redact(platform, text),
             "fabricgen_switch_problems": baseline.switch_problems,
             "fabricgen_peers_on_new_config": baseline.peers_on_new_config,
-            "fabricgen_peers_changing_later": baseline.peers_changing_later,
-            "fabricgen_canaries": rollout.canaries,
-            "fabricgen_rollout_order": rollout.rollout_order,
+            "fabricgen_two_ended_sessions": two_ended_sessions,
+            "fabricgen_rollout_plan": rollout.rollout_plan,
+            "fabricgen_batch_sizes": rollout.batch_sizes,
+            "fabricgen_unknown_tiers": rollout.unknown_tiers,
+            "fabricgen_restore_order": rollout.restore_order,
             "fabricgen_serial_steps": rollout.serial_steps,
             "fabricgen_commit_window_problems": rollout.commit_window_problems,
             "fabricgen_rescue_report": rescue_report,

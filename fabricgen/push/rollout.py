@@ -1,10 +1,13 @@
-"""Rollout order: canaries, batch sizes, and whether the commit timer outlasts a batch.
+"""Rollout order: canaries, batches, and whether the commit timer outlasts a batch.
 
-The canaries are the first switch of each tier (in the plan's tier order) that has something to
-change: a canary with an empty diff proves nothing. The remaining switches go tier by tier in
-batches that start small and grow (1, a few percent, then a larger share) but never exceed a cap,
-so a bad change that slips through the canaries hits one switch, then a few, never a quarter of
-a 5,000-switch fabric at once.
+Tiers are barriers: deploy.yml finishes one tier (its canaries, then its batches) before the
+next starts. Within a tier the canaries are the first switch of each platform and model that has
+something to change (a canary with an empty diff proves nothing). The rest go in batches that
+start small and grow (1, a few percent, a larger share) under a cap, and never take more than
+`per_group` switches of one pod or plane at once: by default one spine at a time and one
+super-spine per plane, so a bad change that slips through the canaries costs a leaf one uplink
+share, never a quarter of the fabric. Hosts carry `fabricgen_model` and
+`fabricgen_redundancy_group` (pod or plane) in the rendered inventory.
 """
 
 from __future__ import annotations
@@ -15,33 +18,135 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
-def canaries(tiers: Sequence[str], groups: Mapping[str, Sequence[str]], changing: Iterable[str]) -> list[str]:
-    """First host with a non-empty diff in each tier group, in tier order.
+def _kind(host: str, hostvars: Mapping[str, Any]) -> tuple[str, str]:
+    facts = hostvars.get(host) or {}
+    return (str(facts.get("ansible_network_os", "")), str(facts.get("fabricgen_model", "")))
 
-    >>> canaries(["spines", "leaves"], {"spines": ["s1", "s2"], "leaves": ["l1", "l2"]}, ["s2", "l1", "l2"])
-    ['s2', 'l1']
+
+def _group(host: str, hostvars: Mapping[str, Any]) -> str:
+    """The switch's redundancy group: its pod (spines, leaves) or plane (super-spines)."""
+    return str((hostvars.get(host) or {}).get("fabricgen_redundancy_group", ""))
+
+
+def canaries(hosts: Sequence[str], changing: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
+    """One canary per platform and model among a tier's changing hosts, in the tier's order: a
+    change that breaks only one model's software is caught before that model's batches.
+
+    >>> hv = {"s1": {"fabricgen_model": "a"}, "s2": {"fabricgen_model": "a"}, "s3": {"fabricgen_model": "b"}}
+    >>> canaries(["s1", "s2", "s3"], ["s2", "s3"], hv)
+    ['s2', 's3']
     """
-    wanted = set(changing)
+    wanted, seen = set(changing), set()
     picked = []
-    for tier in tiers:
-        first = next((host for host in groups.get(tier, ()) if host in wanted), None)
-        if first is not None:
-            picked.append(first)
+    for host in hosts:
+        kind = _kind(host, hostvars)
+        if host in wanted and kind not in seen:
+            seen.add(kind)
+            picked.append(host)
     return picked
 
 
-def rollout_order(tiers: Sequence[str], groups: Mapping[str, Sequence[str]], changing: Iterable[str], skip: Iterable[str]) -> list[str]:
-    """Every changing host not in `skip`, tier by tier (a host in two tier groups comes once).
+def rollout_order(hosts: Sequence[str], changing: Iterable[str], skip: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
+    """A tier's changing hosts not in `skip`, interleaved over their redundancy groups (one of
+    each pod or plane in turn), so a batch spreads over groups instead of emptying one.
 
-    >>> rollout_order(["spines", "leaves"], {"spines": ["s1", "s2"], "leaves": ["l1", "l2"]}, ["s1", "s2", "l2"], ["s1"])
-    ['s2', 'l2']
+    >>> hv = {h: {"fabricgen_redundancy_group": h[0]} for h in ("a1", "a2", "b1", "b2")}
+    >>> rollout_order(["a1", "a2", "b1", "b2"], ["a1", "a2", "b1", "b2"], ["a1"], hv)
+    ['a2', 'b1', 'b2']
     """
-    wanted, seen = set(changing), set(skip)
+    wanted, skipped = set(changing), set(skip)
+    queues: dict[str, list[str]] = {}
+    for host in hosts:
+        if host in wanted and host not in skipped:
+            queues.setdefault(_group(host, hostvars), []).append(host)
     order = []
+    while any(queues.values()):
+        for queue in queues.values():
+            if queue:
+                order.append(queue.pop(0))
+    return order
+
+
+def batch_sizes(
+    hosts: Sequence[str], hostvars: Mapping[str, Any], per_group: int, percents: Sequence[float] = (5, 25), cap: int = 20
+) -> list[int]:
+    """Ansible `serial` for a tier's rollout group, in its order: batches grow (1, then each
+    percentage of the tier, at most `cap`) and never hold more than `per_group` switches of one
+    pod or plane (0: no per-group limit). Covers every host exactly.
+
+    >>> hv = {f"s{i:02d}": {"fabricgen_redundancy_group": "pod1"} for i in range(16)}
+    >>> batch_sizes(sorted(hv), hv, 1)
+    [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+    >>> batch_sizes([f"l{i}" for i in range(40)], {}, 0)
+    [1, 2, 10, 10, 10, 7]
+    """
+    steps = serial_steps(len(hosts), percents, cap)
+    sizes: list[int] = []
+    index = 0
+    while index < len(hosts):
+        target = steps[min(len(sizes), len(steps) - 1)]
+        taken: dict[str, int] = {}
+        size = 0
+        while index + size < len(hosts) and size < target:
+            group = _group(hosts[index + size], hostvars)
+            if per_group and taken.get(group, 0) >= per_group:
+                break
+            taken[group] = taken.get(group, 0) + 1
+            size += 1
+        sizes.append(size)
+        index += size
+    return sizes or [1]
+
+
+def rollout_plan(
+    tiers: Sequence[str], groups: Mapping[str, Sequence[str]], changing: Iterable[str], hostvars: Mapping[str, Any]
+) -> list[dict[str, str]]:
+    """`add_host` items for deploy.yml: per tier, its canaries (`fabricgen_canaries_<tier>`), then
+    the rest (`fabricgen_rollout_<tier>`), in order; a host in two tier groups comes once.
+
+    >>> plan = rollout_plan(["spines", "leaves"], {"spines": ["s1", "s2"], "leaves": ["l1"]}, ["s1", "s2", "l1"], {})
+    >>> [(i["host"], i["group"]) for i in plan]
+    [('s1', 'fabricgen_canaries_spines'), ('s2', 'fabricgen_rollout_spines'), ('l1', 'fabricgen_canaries_leaves')]
+    """
+    done: set[str] = set()
+    items = []
+    wanted = set(changing)
     for tier in tiers:
-        for host in groups.get(tier, ()):
-            if host in wanted and host not in seen:
-                seen.add(host)
+        hosts = [h for h in groups.get(tier, ()) if h not in done]
+        firsts = canaries(hosts, wanted, hostvars)
+        for group, members in (
+            (f"fabricgen_canaries_{tier}", firsts),
+            (f"fabricgen_rollout_{tier}", rollout_order(hosts, wanted, firsts, hostvars)),
+        ):
+            items += [{"host": host, "group": group} for host in members]
+            done.update(members)
+    return items
+
+
+def unknown_tiers(tiers: Sequence[str], known: Sequence[str]) -> list[str]:
+    """Tier groups deploy.yml has no plays for: the run must stop, not skip them.
+
+    >>> unknown_tiers(["superspines", "spines", "borders"], ["superspines", "spines", "leaves"])
+    ['borders']
+    """
+    return [tier for tier in tiers if tier not in known]
+
+
+def restore_order(tiers: Sequence[str], groups: Mapping[str, Sequence[str]], targeted: Iterable[str], files: Iterable[str]) -> list[str]:
+    """The switches rollback.yml restores: exactly those targeted (`--limit`) that have a file in
+    the chosen backup folder (`files`: paths or names ending in `.cfg`), in reverse rollout order
+    (leaves first, the top tier last), each once.
+
+    >>> restore_order(["spines", "leaves"], {"spines": ["s1", "s2"], "leaves": ["l1", "l2"]},
+    ...               ["s1", "s2", "l1", "l2"], ["/b/CHG1/l2.cfg", "/b/CHG1/s1.cfg"])
+    ['l2', 's1']
+    """
+    have = {str(path).rsplit("/", 1)[-1].removesuffix(".cfg") for path in files}
+    wanted = set(targeted) & have
+    order: list[str] = []
+    for tier in reversed(list(tiers)):
+        for host in reversed(list(groups.get(tier, ()))):
+            if host in wanted and host not in order:
                 order.append(host)
     return order
 

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from fabricgen.push.ownership import Ownership, owned_sections, ownership, redact
+from fabricgen.push.reachability import reachability_problems
 from fabricgen.push.sections import Section, join_sections, split_sections
 
 
@@ -75,6 +76,9 @@ class Login:
     device: str
     user: str
     connection: str
+    address: str = ""
+    """`ansible_host`: the management address the controller uses (checked when it is the one
+    the running config shows on the management interface)."""
 
 
 def _user_line(owner: Ownership, text: str, user: str) -> str | None:
@@ -95,8 +99,10 @@ def _token(pattern: re.Pattern[str], line: str | None) -> str:
 def lockout_problems(platform: str, staged: str, running: str, login: Login) -> list[str]:
     """Why pushing `staged` would lock Ansible out of the device; empty when it would not.
 
-    Refused: a file without the login user, one that changes the user's role or privilege, one
-    without the API the connection uses (EOS eAPI, NX-OS NX-API, SSH for network_cli).
+    Refused: a file without the login user (or, for an account that exists only on TACACS+ /
+    RADIUS, without the AAA that authenticates it), one that changes the user's role or
+    privilege, one without the API the connection uses (EOS eAPI, NX-OS NX-API, SSH for
+    network_cli), and one that cuts the management path (`reachability.py`).
 
     >>> lockout_problems("eos", "hostname a\\n", "username ops role network-admin secret x\\n", Login("leaf1", "ops", "ansible.netcommon.httpapi"))[0]
     "leaf1: the staged config has no 'username ops': the push would lock out the login user"
@@ -104,7 +110,10 @@ def lockout_problems(platform: str, staged: str, running: str, login: Login) -> 
     owner = ownership(platform)
     problems = []
     before, after = _user_line(owner, running, login.user), _user_line(owner, staged, login.user)
-    if after is None:
+    remote = _remote_login(owner, running) if before is None else []
+    if after is None and remote:
+        problems.extend(_remote_login_problems(owner, staged, remote, login))
+    elif after is None:
         problems.append(f"{login.device}: the staged config has no 'username {login.user}': the push would lock out the login user")
     else:
         for label, pattern in (("role", owner.login_role), ("privilege", owner.login_privilege)):
@@ -114,7 +123,30 @@ def lockout_problems(platform: str, staged: str, running: str, login: Login) -> 
                     f"{login.device}: the staged config changes the {label} of '{login.user}' from {was or '-'} to {now or '-'}"
                 )
     problems.extend(_api_problems(owner, staged, login))
+    problems.extend(reachability_problems(platform, staged, running, login.device, login.address, login.connection))
     return problems
+
+
+_REMOTE_AAA = re.compile(r"^(aaa authentication login \S+ .*\bgroup\b|aaa group server |tacacs-server |radius-server |ip (tacacs|radius) )")
+
+
+def _remote_login(owner: Ownership, running: str) -> list[str]:
+    """The keys of the running config's sections that authenticate an account without a local
+    `username` line (AAA login through a TACACS+ / RADIUS group, its servers and keys)."""
+    sections = [s for s in split_sections(running) if _REMOTE_AAA.match(s.head)]
+    if not any(s.head.startswith("aaa authentication login") for s in sections):
+        return []
+    return [_key(owner, s) for s in sections]
+
+
+def _remote_login_problems(owner: Ownership, staged: str, remote: list[str], login: Login) -> list[str]:
+    kept = {_key(owner, s) for s in split_sections(staged)}
+    return [
+        f"{login.device}: '{login.user}' has no local username and logs in through AAA; the staged config drops '{key}': "
+        "the push would lock out the login user"
+        for key in remote
+        if key not in kept
+    ]
 
 
 def _api_problems(owner: Ownership, staged: str, login: Login) -> list[str]:
@@ -145,10 +177,12 @@ def drift(platform: str, running: str, reference: str) -> list[str]:
     ['- interface Ethernet1 / mtu 9214', '+ interface Ethernet1 / mtu 9000']
     """
     owner = ownership(platform)
-    now, then = _flat(owned_sections(owner, running)), _flat(owned_sections(owner, reference))
+    # The reference is stored redacted: compare redacted with redacted, or every secret-bearing
+    # owned line (an NTP key) would count as drift on every run.
+    now = _flat(owned_sections(owner, redact(platform, running)))
+    then = _flat(owned_sections(owner, redact(platform, reference)))
     now_set, then_set = set(now), set(then)
-    lines = [f"- {line}" for line in then if line not in now_set] + [f"+ {line}" for line in now if line not in then_set]
-    return [redact(platform, line) for line in lines]
+    return [f"- {line}" for line in then if line not in now_set] + [f"+ {line}" for line in now if line not in then_set]
 
 
 def _flat(sections: list[Section]) -> list[str]:

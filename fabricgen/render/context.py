@@ -1,12 +1,13 @@
-"""What every producer receives besides the plan: the render options (`RenderContext`), and
-the producer signature. Its own module so producers (artifacts, OpenSM files) and `render.py`,
-which lists the producers, import it without importing each other.
+"""What the engine and every producer share: the render options (`RenderContext`), the
+producer signature, and a unit of rendering any process can run (`RenderUnit`). Producers
+(configs/, artifacts/, infiniband/) import it from here; `fabricgen/producers.py` lists them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from fabricgen.core.model import Device, Plan
 from fabricgen.core.records import record
@@ -26,3 +27,12 @@ class RenderContext:
 
 
 Producer = Callable[[Plan, RenderContext], dict[str, str]]
+
+
+class RenderUnit(NamedTuple):
+    """A part of the render that any process can run on its own: `render()` -> {path: text}, tidied."""
+
+    name: str
+    render: Callable[[], dict[str, str]]
+    large: bool
+    """Its output is too large to send back between processes cheaply (the plan fragments)."""

@@ -1,12 +1,12 @@
-"""Fan rendering out over processes (`fabricgen render -j N`).
+"""Fan rendering out over processes (`fabricgen render -j N`): `run_each`, the one way.
 
 Workers are forked, so they share the parent's plan and its already compiled templates
-without pickling either. `run_each` (what `render` uses) runs units in this process and N - 1
-workers that each take the next unit left, and only small results travel back: each unit
-writes its own files (fabricgen.render.stream). `fan_out` and `run_units` (what
-`render_files` uses) send the rendered text back, split into contiguous slices joined in
-slice order. Either way the output does not depend on N. Where fork is unavailable the work
-runs in this process (same output, one core).
+without pickling either. `run_each` runs units in this process and N - 1 workers that each
+take the next unit left; results come back in unit order, so the output does not depend on N.
+`render` (fabricgen.render.stream) keeps the results small: each unit writes its own files.
+`producers.render_files` gets the rendered text back, except from the units it keeps in this process
+(`local`: the plan fragments, too large to send back cheaply). Where fork is unavailable the
+work runs in this process (same output, one core).
 """
 
 from __future__ import annotations
@@ -18,14 +18,6 @@ if TYPE_CHECKING:
     from multiprocessing.context import ForkContext
 
 T = TypeVar("T")
-
-_TASK: tuple[Callable[[Any, int, int], dict[str, str]], Any] | None = None
-
-
-def _run_slice(bounds: tuple[int, int]) -> dict[str, str]:
-    assert _TASK is not None, "worker forked without a task"
-    function, shared = _TASK
-    return function(shared, *bounds)
 
 
 def _fork() -> ForkContext | None:
@@ -55,71 +47,16 @@ def slices(count: int, jobs: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def fan_out(function: Callable[[Any, int, int], dict[str, str]], shared: Any, count: int, jobs: int) -> dict[str, str]:
-    """`function(shared, start, stop)` over slices of range(count) in `jobs` processes (this
-    one included), merged in slice order."""
-    global _TASK
-    parts = slices(count, jobs)
-    fork = None if len(parts) <= 1 else _fork()
-    if fork is None:
-        return function(shared, 0, count)
-    _TASK = (function, shared)
-    try:
-        with fork.Pool(len(parts) - 1) as pool:
-            pending = pool.map_async(_run_slice, parts[1:])
-            merged = function(shared, *parts[0])
-            for result in pending.get():
-                merged.update(result)
-            pool.close()
-            pool.join()
-    finally:
-        _TASK = None
-    return merged
-
-
-_UNITS: list[Callable[[], dict[str, str]]] = []
-
-
-def _run_unit(index: int) -> dict[str, str]:
-    return _UNITS[index]()
-
-
-def run_units(units: list[Callable[[], dict[str, str]]], jobs: int, local: list[Callable[[], dict[str, str]]]) -> dict[str, str]:
-    """Run `units` in a pool of `jobs` forked workers (handed out one at a time, so a slow unit
-    does not hold up the rest) while this process runs `local` (units whose output is too big
-    to send back cheaply). Results are merged in list order, `local` first."""
-    global _UNITS
-    fork = None if jobs <= 1 or not units else _fork()
-    if fork is None:
-        merged: dict[str, str] = {}
-        for unit in (*local, *units):
-            merged.update(unit())
-        return merged
-    _UNITS = list(units)
-    try:
-        with fork.Pool(min(jobs, len(units))) as pool:
-            pending = pool.map_async(_run_unit, range(len(units)), chunksize=1)
-            merged = {}
-            for unit in local:
-                merged.update(unit())
-            for result in pending.get():
-                merged.update(result)
-            pool.close()
-            pool.join()
-    finally:
-        _UNITS = []
-    return merged
-
-
 _SHARED: tuple[Sequence[Callable[[], Any]], Any] | None = None
 """The units of `run_each` and the shared counter of the next unit to take (inherited by fork)."""
 
 
-def run_each(units: Sequence[Callable[[], T]], jobs: int, starting: Callable[[int], None] | None = None) -> list[T]:
+def run_each(units: Sequence[Callable[[], T]], jobs: int, starting: Callable[[int], None] | None = None, *, local: int = 0) -> list[T]:
     """Every unit's result, in unit order, from `jobs` processes: this one and `jobs - 1` forked
     workers, each taking the next unit nobody has taken yet (a counter in shared memory), so
     no process waits while work is left and a slow unit holds up nobody. Results travel back
-    pickled: meant for small ones (a unit writes its output itself). `starting(index)` is
+    pickled, except those of the first `local` units, which this process runs itself before it
+    takes any other (their results are too large to send back cheaply). `starting(index)` is
     called in this process before each unit it runs (a progress bar). If a unit fails, no
     process takes another one, and the first failure is raised.
 
@@ -127,16 +64,16 @@ def run_each(units: Sequence[Callable[[], T]], jobs: int, starting: Callable[[in
     [1, 2]
     """
     global _SHARED
-    context = None if jobs <= 1 or len(units) <= 1 else _fork()
+    context = None if jobs <= 1 or len(units) <= max(local, 1) else _fork()
     if context is None:
         return [result for _index, result in _drain_in_order(units, iter(range(len(units))), starting)]
-    counter = context.Value("q", 0)
+    counter = context.Value("q", local)
     _SHARED = (units, counter)
-    workers = min(jobs, len(units)) - 1
+    workers = min(jobs - 1, len(units) - max(local, 1))
     try:
         with context.Pool(workers) as pool:
             pending = pool.map_async(_drain_shared, range(workers), chunksize=1)
-            done = _drain_in_order(units, _taken(counter, len(units)), starting, counter)
+            done = _drain_in_order(units, _here(local, counter, len(units)), starting, counter)
             for part in pending.get():
                 done += part
             pool.close()
@@ -144,6 +81,12 @@ def run_each(units: Sequence[Callable[[], T]], jobs: int, starting: Callable[[in
     finally:
         _SHARED = None
     return [result for _index, result in sorted(done, key=lambda pair: pair[0])]
+
+
+def _here(local: int, counter: Any, count: int) -> Iterator[int]:
+    """The indexes this process runs: its `local` units first, then its share of the others."""
+    yield from range(local)
+    yield from _taken(counter, count)
 
 
 def _taken(counter: Any, count: int) -> Iterator[int]:

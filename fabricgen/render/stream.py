@@ -1,55 +1,55 @@
-"""`fabricgen render`'s write path: every render unit stages its own files.
+"""The write path of `fabricgen render`: every render unit stages (or compares) its own files.
 
-`render_files` returns one mapping of every file (543 MB of text at 5,120 switches) and
-`write_tree` then compares and stages it; with `-j N` the workers' texts are pickled back to
-the parent first. Here each unit (`producers.render_units`) is rendered, compared with the
-output and its new or changed files written into the write's stage by whichever process ran
-it; only the paths and their status travel back. No process ever holds more than the unit it
-is running, nothing large crosses between processes (so the plan fragments run in a worker
-too), and comparing and writing run in parallel with rendering. The transaction (claim and
-recover first, the foreign-path check on the whole list before anything outside the stage is
-touched, commit, apply) is `write.write_streamed`'s; the bytes are the same as
-`write_tree(out, render_files(plan, context))` for any number of processes.
+Collecting every file first would hold all of them at once (543 MB of text at 5,120
+switches) and, with `-j N`, pickle the workers' texts back to the parent. Here each unit is
+rendered, compared with the output and its new or changed files written into the write's
+stage by whichever process ran it; only the paths and their status travel back. No process
+holds more than the unit it is running, and comparing and writing run in parallel with
+rendering. The transaction (claim and recover first, the foreign-path check on the whole list
+before anything outside the stage is touched, commit, apply) is `write.write_streamed`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
-from fabricgen.core.model import Plan
-from fabricgen.render.context import RenderContext
+from fabricgen.render.context import RenderUnit
 from fabricgen.render.parallel import run_each
-from fabricgen.render.producers import PRODUCERS, Producer, render_units
-from fabricgen.render.write import Transaction, WriteSummary, stage_files, write_streamed
-
-SLICES_PER_JOB = 4
-"""Device configs and device plan fragments go out in this many slices per process each (at
-least 8): small enough that no process holds a large share of them at once, and that the last
-slices even out the finish."""
+from fabricgen.render.write import Transaction, WriteSummary, compare_part, compared, stage_files, write_streamed
 
 
-def write_rendered(
+def write_units(
     out: Path,
-    plan: Plan,
-    context: RenderContext,
-    producers: tuple[Producer, ...] = PRODUCERS,
+    units: Sequence[RenderUnit],
+    jobs: int,
     *,
     starting: Callable[[str, int, int], None] | None = None,
+    keep_unlisted_owned: bool = False,
 ) -> WriteSummary:
-    """Render `plan` into `out` over `context.jobs` processes (this one included), unit by unit.
-    `starting(name, index, total)` is called in this process before each unit it runs."""
-    units = render_units(plan, context, producers, pieces=max(8, context.jobs * SLICES_PER_JOB))
+    """Render `units` into `out` over `jobs` processes (this one included), each unit staging its
+    own files. `starting(name, index, total)` is called in this process before each unit it runs."""
     announce = None if starting is None else (lambda index: starting(units[index].name, index, len(units)))
 
     def stage_all(transaction: Transaction) -> list[WriteSummary]:
         staging = [partial(_render_and_stage, transaction, unit.render) for unit in units]
-        return run_each(staging, context.jobs, announce)
+        return run_each(staging, jobs, announce)
 
-    return write_streamed(out, stage_all)
+    return write_streamed(out, stage_all, keep_unlisted_owned=keep_unlisted_owned)
+
+
+def compare_units(out: Path, units: Sequence[RenderUnit], jobs: int, *, keep_unlisted_owned: bool = False) -> WriteSummary:
+    """What writing `units` into `out` would change, each unit compared where it is rendered;
+    nothing is written. With `keep_unlisted_owned` (`--limit`) nothing counts as removed."""
+    parts = run_each([partial(_render_and_compare, out, unit.render) for unit in units], jobs)
+    return compared(out, parts, keep_unlisted_owned=keep_unlisted_owned)
 
 
 def _render_and_stage(transaction: Transaction, render: Callable[[], dict[str, str]]) -> WriteSummary:
     """One unit: rendered, staged, and its texts dropped when this returns."""
     return stage_files(transaction, render())
+
+
+def _render_and_compare(out: Path, render: Callable[[], dict[str, str]]) -> WriteSummary:
+    return compare_part(out, render())

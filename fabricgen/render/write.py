@@ -124,7 +124,31 @@ def _is_safe(path: str) -> bool:
 
 def compare(out: Path, files: dict[str, str]) -> WriteSummary:
     """What writing `files` into `out` would change, without writing."""
-    return _compare(out, {safe_relative(rel): content for rel, content in files.items()})
+    return compared(out, [compare_part(out, files)])
+
+
+def compare_part(out: Path, files: dict[str, str]) -> WriteSummary:
+    """Which of `files` (one part of a render) are new, changed or unchanged in `out`."""
+    summary = WriteSummary()
+    exists = out.is_dir()
+    base = f"{os.fspath(out)}/"
+    for rel, content in files.items():
+        rel = safe_relative(rel)
+        same = _same(base + rel, content) if exists else None
+        if same is None:
+            summary.added.append(rel)
+        else:
+            (summary.unchanged if same else summary.changed).append(rel)
+    return summary
+
+
+def compared(out: Path, parts: Iterable[WriteSummary], *, keep_unlisted_owned: bool = False) -> WriteSummary:
+    """The parts' comparisons as one, with the files fabricgen wrote before and would remove
+    (none with `keep_unlisted_owned`)."""
+    summary = _merged(parts)
+    if not keep_unlisted_owned:
+        summary.removed = sorted(_read_manifest(out) - {*summary.added, *summary.changed, *summary.unchanged})
+    return summary
 
 
 _CHUNK = 1 << 24
@@ -156,20 +180,6 @@ def _same(path: str, content: str) -> bool | None:
             return all(handle.read(_CHUNK) == content[start : start + _CHUNK].encode("ascii") for start in range(0, len(content), _CHUNK))
     except OSError:
         return None
-
-
-def _compare(out: Path, files: dict[str, str]) -> WriteSummary:
-    summary = WriteSummary()
-    exists = out.is_dir()
-    base = f"{os.fspath(out)}/"
-    for rel, content in sorted(files.items()):
-        same = _same(base + rel, content) if exists else None
-        if same is None:
-            summary.added.append(rel)
-        else:
-            (summary.unchanged if same else summary.changed).append(rel)
-    summary.removed = sorted(_read_manifest(out) - set(files))
-    return summary
 
 
 def write_tree(out: Path, files: dict[str, str], *, keep_unlisted_owned: bool = False) -> WriteSummary:

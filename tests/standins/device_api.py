@@ -124,6 +124,8 @@ class StandinDevice:
     clock: StandinClock = field(default_factory=StandinClock)
     routing: RoutingState | None = None
     confirm_gate: ConfirmGate | None = None  # set by a test: hold the next confirm (see ConfirmGate)
+    errors: dict[str, int] = field(default_factory=dict)  # interface -> error counter (a test moves it)
+    error_growth: int = 0  # added to the first fabric interface's errors at every read while a commit is pending
     applied: str = ""  # the running config the routing-state source last got
 
     def __post_init__(self) -> None:
@@ -187,6 +189,14 @@ class StandinDevice:
     def broken(self) -> bool:
         return self.fail_postcheck and self.pending is not None
 
+    def error_counters(self) -> dict[str, int]:
+        """Every fabric interface's error counter; while a commit is pending, `error_growth` is
+        added at each read (a link that takes errors after the change)."""
+        if self.pending is not None and self.error_growth and self.fabric_interfaces:
+            first = self.fabric_interfaces[0]
+            self.errors[first] = self.errors.get(first, 0) + self.error_growth
+        return {name: self.errors.get(name, 0) for name in self.fabric_interfaces}
+
     def bgp_sessions(self) -> dict[str, tuple[str, int, str]]:
         """{neighbor: (state, prefixes, remote-as)} from the routing-state source."""
         found = dict(self.routing.bgp(self)) if self.routing else {a: ("Established", 1, "65000") for a in self.neighbors}
@@ -194,6 +204,29 @@ class StandinDevice:
             first = self.neighbors[0]
             found[first] = ("Active", 0, found.get(first, ("", 0, "65000"))[2])
         return found
+
+
+def pfc_ports(platform: str, running: str) -> dict[str, bool]:
+    """{interface: PFC on} as the config the stand-in holds says it, never a fixed answer: EOS
+    `priority-flow-control on` on the interface or in the `qos profile` its `service-profile`
+    names; NX-OS `priority-flow-control mode on` on the interface."""
+    sections: dict[str, list[str]] = {}
+    head = ""
+    for line in running.splitlines():
+        if line and not line[0].isspace():
+            head = line.strip()
+            sections[head] = []
+        elif head and line.strip():
+            sections[head].append(line.strip())
+    profiles = {h.split()[2]: "priority-flow-control on" in c for h, c in sections.items() if h.startswith("qos profile ")}
+    ports = {}
+    for head, children in sections.items():
+        if not re.match(r"interface (Ethernet|Eth)\S+$", head):
+            continue
+        profile = next((c.split()[1] for c in children if c.startswith("service-profile ")), "")
+        own = "priority-flow-control on" in children if platform == "eos" else "priority-flow-control mode on" in children
+        ports[head.split()[1]] = own or profiles.get(profile, False)
+    return ports
 
 
 def _config_text(lines: Iterable[str]) -> str:
@@ -331,10 +364,11 @@ class EosApi:
                 "tablesDeletes": 0,
                 "tablesDrops": 0,
             }
-        if command == "show priority-flow-control":
-            return {"interfaceStatuses": {name: {"enabled": True} for name in device.roce_interfaces}}
+        if command == "show priority-flow-control":  # INVENTED shape (no public capture found): docs/deploy.md
+            return {"interfaceStatuses": {name: {"enabled": on} for name, on in pfc_ports("eos", device.running).items()}}
         if command == "show interfaces counters errors":
-            return {"interfaceErrorCounters": {n: {"fcsErrors": 0, "inErrors": 0, "outErrors": 0} for n in device.fabric_interfaces}}
+            counts = device.error_counters()
+            return {"interfaceErrorCounters": {n: {"fcsErrors": c, "inErrors": c, "outErrors": 0} for n, c in counts.items()}}
         if command == "show priority-flow-control counters watchdog":
             return {"interfaces": {n: {"txQueues": {"3": {"stuckCount": 0, "droppedPackets": 0}}} for n in device.roce_interfaces}}
         raise CommandError(f"invalid command: {command}")
@@ -377,8 +411,11 @@ class NxosApi:
             return f"Collecting Running-Config\n#Generating Rollback Patch\n{body}\n"
         match = re.fullmatch(r"checkpoint file (\S+)", command)
         if match:
-            device.checkpoints[match.group(1)] = device.running
-            device.record("checkpoint", match.group(1))
+            path = match.group(1)
+            if not path.startswith("bootflash:"):  # NX-OS refuses a checkpoint file without its filesystem
+                raise CommandError(f"% Invalid path: {path}: a checkpoint file needs a filesystem (bootflash:)")
+            device.checkpoints[path.removeprefix("bootflash:")] = device.running
+            device.record("checkpoint", path)
             return ""
         match = re.fullmatch(r"configure replace bootflash:(\S+) commit-timeout (\d+)", command)
         if match:
@@ -394,9 +431,10 @@ class NxosApi:
             return ""
         match = re.fullmatch(r"rollback running-config file (\S+)", command)
         if match:
-            if match.group(1) not in device.checkpoints:
+            name = match.group(1).removeprefix("bootflash:")
+            if not match.group(1).startswith("bootflash:") or name not in device.checkpoints:
                 raise CommandError(f"checkpoint {match.group(1)} does not exist")
-            device.running = device.checkpoints[match.group(1)]
+            device.running = device.checkpoints[name]
             device.pending = None
             device.record("rollback", match.group(1))
             return "Rollback completed successfully."
@@ -419,7 +457,8 @@ class NxosApi:
             rows = [_nxos_lldp_row(local, system, far) for local, system, far in seen]
             return {"neigh_hdr": "neigh_hdr", "TABLE_nbor": {"ROW_nbor": _rows(rows)}, "neigh_count": str(len(rows))}
         if command == "show interface counters errors":
-            return {"TABLE_interface": {"ROW_interface": [{"interface": n, "eth-fcs-err": 0} for n in device.fabric_interfaces]}}
+            counts = device.error_counters()
+            return {"TABLE_interface": {"ROW_interface": [{"interface": n, "eth-fcs-err": c} for n, c in counts.items()]}}
         if command == "show queuing pfc-queue detail":
             return {"TABLE_pfcwd": {"ROW_pfcwd": [{"interface": n, "drop-count": 0} for n in device.roce_interfaces]}}
         if command == "show ip bgp summary":  # shape: tests/data/show/nxos_show_ip_bgp_summary.json
@@ -431,8 +470,10 @@ class NxosApi:
         if command == "show interface brief":
             states = device.routing.interfaces(device) if device.routing else {n: "up" for n in device.fabric_interfaces}
             return {"TABLE_interface": {"ROW_interface": [{"interface": n, "state": st} for n, st in states.items()]}}
-        if command == "show interface priority-flow-control":
-            return {"TABLE_entry": {"ROW_entry": [{"intf-name": name, "mode": "On", "oper": "On"} for name in device.roce_interfaces]}}
+        if command == "show interface priority-flow-control":  # INVENTED shape (no public capture found): docs/deploy.md
+            ports = pfc_ports("nxos", device.running)
+            rows = [{"intf-name": n, "mode": "On" if on else "Off", "oper": "On" if on else "Off"} for n, on in ports.items()]
+            return {"TABLE_entry": {"ROW_entry": rows}}
         raise CommandError(f"% Invalid command: {command}")
 
     def _file(self, name: str) -> str:

@@ -81,7 +81,25 @@ def check_addresses(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
         )
     found += _check_gateway(addressing, pools.get("management"), source)
     found += _check_pinned_management(doc, pools.get("management"), source)
+    found += _check_pinned_special(doc, source)
     found += _check_services(doc, pools, source)
+    return found
+
+
+def _check_pinned_special(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
+    """A pinned loopback or management address in a special-purpose range, refused as a pool
+    there is: a pin bypasses the pools, not the registry."""
+    found = []
+    for key in ("spines", "leaves", "superspines"):
+        for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
+            for field in ("loopback", "management"):
+                if field in node:
+                    special = special_range(ipaddress.IPv4Network(node[field]))
+                    if special:
+                        path = (key, "nodes", position, field)
+                        found.append(
+                            source.diagnostic(path, f"pinned {field} address {node[field]} is in the special-purpose range {special}")
+                        )
     return found
 
 
@@ -131,7 +149,9 @@ def _check_pinned_management(doc: dict[str, Any], pool: ipaddress.IPv4Network | 
     found = []
     for key in ("spines", "leaves", "superspines"):
         for position, node in enumerate(doc.get(key, {}).get("nodes", [])):
-            if "management" in node and ipaddress.IPv4Address(node["management"]) not in pool:
+            address = node.get("management")
+            # an address in a special-purpose range is refused by _check_pinned_special: one message
+            if address and ipaddress.IPv4Address(address) not in pool and not special_range(ipaddress.IPv4Network(address)):
                 found.append(
                     warning(
                         source,

@@ -18,6 +18,8 @@ from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.guids import KIND_SM, placeholder_guid
 from fabricgen.plan.inputs import GuidPin, Inputs, default_subnet_manager
 
+SM_DEVICE = "mlx5_0"
+"""A dedicated SM host's one HCA, as its node description names it."""
 MTU_CODES = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 """IBTA MTU codes (include/iba/ib_types.h)."""
 RATE_CODES = {10: 3, 40: 7, 56: 12, 100: 16, 200: 17, 400: 21}
@@ -61,8 +63,9 @@ def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[
     prefix, pins, qos, opensm, default = inputs.guid_prefix, inputs.guids, inputs.qos, inputs.opensm, inputs.default_partition
     max_vls = qos.max_vls
     node_names = [NodeName(d.guid, d.name) for d in devices]
-    node_names += [NodeName(s.node_guid, s.name) for s in servers]
-    node_names += [NodeName(sm.node_guid, sm.host) for sm in sms if not sm.server]
+    # One HCA per adapter, named as its node description reads on a real fabric ("<host> mlx5_N").
+    node_names += [NodeName(n.node_guid, f"{s.name} {n.device}") for s in servers for n in s.nics]
+    node_names += [NodeName(sm.node_guid, f"{sm.host} {SM_DEVICE}") for sm in sms if not sm.server]
     plan = InfinibandPlan(
         subnet_managers=tuple(sms),
         routing_engine=inputs.routing.engine,
@@ -85,7 +88,8 @@ def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[
         cn_guids=tuple(n.port_guid for s in servers for n in s.nics),
         node_names=tuple(node_names),
         placeholder_hosts=tuple(
-            [s.name for s in servers if s.name not in pins] + [sm.host for sm in sms if sm.guid_is_placeholder and not sm.server]
+            [s.name for s in servers if _placeholder_adapters(s, pins)]
+            + [sm.host for sm in sms if sm.guid_is_placeholder and not sm.server]
         ),
         config_dir=opensm.config_dir.rstrip("/") or "/",
         log_dir=opensm.log_dir.rstrip("/") or "/",
@@ -119,9 +123,13 @@ def _subnet_managers(
         server = by_name.get(host)
         if server is not None:
             port_guid = (sm.guid or server.nics[0].port_guid).lower()
-            if port_guid not in {n.port_guid for n in server.nics}:
-                problems.append(source.diagnostic((*sm.path, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCA"))
-            sms.append(SubnetManager(host, priority, port_guid, server.node_guid, host not in pins, host, server.leaf, 0, server.nic_model))
+            adapter = next((n for n in server.nics if n.port_guid == port_guid), None)
+            if adapter is None:
+                problems.append(source.diagnostic((*sm.path, "guid"), f"{port_guid} is not a port GUID of server {host}'s HCAs"))
+                continue
+            sms.append(
+                SubnetManager(host, priority, port_guid, adapter.node_guid, host not in pins, host, server.leaf, 0, server.nic_model)
+            )
             continue
         dedicated += 1
         if not leaves:
@@ -177,13 +185,20 @@ def _partitions(inputs: Inputs, by_name: dict[str, Server], problems: list[Diagn
     return partitions
 
 
+def _placeholder_adapters(server: Server, pins: Mapping[str, GuidPin]) -> int:
+    """How many of `server`'s adapters (one per NIC) have no imported node GUID."""
+    pin = pins.get(server.name)
+    imported = (len(pin.nodes) or 1) if pin else 0
+    return max(len(server.nics) - imported, 0)
+
+
 def _placeholder_warnings(
     devices: tuple[Device, ...], servers: list[Server], sms: list[SubnetManager], pins: Mapping[str, GuidPin], prefix: str
 ) -> list[str]:
     warnings = []
     counts = (
         ("switch", sum(1 for d in devices if d.guid_is_placeholder)),
-        ("server HCA", sum(1 for s in servers if s.name not in pins)),
+        ("server HCA", sum(_placeholder_adapters(s, pins) for s in servers)),
         ("subnet manager HCA", sum(1 for sm in sms if sm.guid_is_placeholder and not sm.server)),
     )
     found = [f"{n} {what}" for what, n in counts if n]

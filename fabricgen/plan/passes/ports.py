@@ -26,6 +26,7 @@ class LinkDraft(NamedTuple):
     """A `Link` before the media pass chooses its `media` (the same fields otherwise; the media
     pass builds each `Link` once, with its media)."""
 
+    # pylint: disable=duplicate-code  # Link's fields, on purpose: a draft is built positionally
     kind: str
     a: Endpoint
     z: Endpoint

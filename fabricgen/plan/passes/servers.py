@@ -31,8 +31,8 @@ from fabricgen.plan.passes.ports import LinkDraft, SlotsByKind, port_slots, spee
 
 _new = tuple.__new__
 
-ServerGuids = Callable[[str, int, int], tuple[str, tuple[str, ...]]]
-"""(server name, number of its first leaf, server index) -> (node GUID, port GUIDs)."""
+ServerGuids = Callable[[str, int, int], tuple[tuple[str, str], ...]]
+"""(server name, number of its first leaf, server index) -> (node GUID, port GUID) of each adapter, NIC order."""
 
 
 @record
@@ -77,7 +77,6 @@ class _RailServer:
     pod: int
     unit: int
     index: int
-    node_guid: str
     leaf: str
     nics: list[ServerNic] = field(default_factory=list)
 
@@ -170,12 +169,10 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
                 continue
             entry = rail_servers.get(server.name)
             if entry is None:
-                entry = rail_servers[server.name] = _RailServer(leaf.pod, unit, server.index, server.node_guid, first.name)
+                entry = rail_servers[server.name] = _RailServer(leaf.pod, unit, server.index, first.name)
             entry.nics.extend(server.nics)
     for name, rs in rail_servers.items():
-        servers.append(
-            Server(name, rs.leaf, rs.index, rs.node_guid, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit, spec.nic_model)
-        )
+        servers.append(Server(name, rs.leaf, rs.index, tuple(sorted(rs.nics, key=lambda n: n.nic)), rs.pod, rs.unit, spec.nic_model))
     return Attached(tuple(servers), tuple(links), sides, tally)
 
 
@@ -234,7 +231,7 @@ def _leaf_servers(
     headroom = cable_headroom(length_m, speed, mtu, leaf.platform.pfc_response_ns) if roce else 0
     for server_index in range(1, spec.per_leaf + 1):
         name = spec.name.format(fabric=spec.fabric, leaf=first.name, leaf_index=first.index, index=server_index, pod=leaf.pod, unit=unit)
-        node_guid, port_guids = guids(name, first_number, server_index)
+        adapters = guids(name, first_number, server_index)
         server_nics = []
         for nic in nics:
             cage, sub, leaf_if = ports[slot]
@@ -246,7 +243,18 @@ def _leaf_servers(
             elif addressed:
                 gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
             server_nics.append(
-                ServerNic(nic, leaf_name, leaf_if, speed, address, gateway, length, port_guids[nic - 1] if port_guids else "", rail)
+                ServerNic(
+                    nic,
+                    leaf_name,
+                    leaf_if,
+                    speed,
+                    address,
+                    gateway,
+                    length,
+                    adapters[nic - 1][1] if adapters else "",
+                    rail,
+                    adapters[nic - 1][0] if adapters else "",
+                )
             )
             nic_name = nic_names[nic]
             description, own_address = f"{name} {nic_name}", gateway if p2p else ""
@@ -261,7 +269,7 @@ def _leaf_servers(
             link = (kind, Endpoint(name, nic_name, nic), Endpoint(leaf_name, leaf_if, cage), speed, subnet, address, gateway, length_m, mtu)
             links.append(_new(LinkDraft, link))
             slot += 1
-        result.append(Server(name, leaf.name, server_index, node_guid, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
+        result.append(Server(name, leaf.name, server_index, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if addressed and mode == "p2p" and slot:
         tally.take_many("servers", 2 * slot, (leaf_number - 1) * block + slot * 2)
     if mode == "subnet" and addressed and spec.per_leaf:
