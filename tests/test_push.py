@@ -468,3 +468,35 @@ def test_a_tacacs_only_account_is_judged_by_the_aaa_that_authenticates_it() -> N
         "pod1-leaf01: 'tacuser' has no local username and logs in through AAA; the staged config drops 'aaa authentication login default'"
         in " ".join(problems)
     )
+
+
+# --- BFD ----------------------------------------------------------------------------------------
+
+
+def _eos_bfd(peers: dict[str, str]) -> dict[str, object]:
+    """`show bfd peers | json` in the shape of ANTA's VerifyBFDPeersHealth unit data."""
+    return {"vrfs": {"default": {"ipv4Neighbors": {a: {"peerStats": {"": {"status": s}}} for a, s in peers.items()}, "ipv6Neighbors": {}}}}
+
+
+def test_a_bfd_peer_up_before_stays_up_and_one_to_a_far_end_on_the_new_config_must_be_up() -> None:
+    before = {"bfd": _eos_bfd({"10.0.0.0": "up", "10.0.0.2": "up"})}
+    assert baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "up", "10.0.0.2": "up"})}, NEIGHBORS) == []
+    assert baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "down"})}, NEIGHBORS) == [
+        "bfd: 10.0.0.0 was up before the change, now down",
+        "bfd: 10.0.0.2 was up before the change, now gone",
+    ]
+    # a two-ended change waiting for its far end excuses the same sessions BGP excuses
+    assert (
+        baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "down", "10.0.0.2": "up"})}, NEIGHBORS, (), [], [], [], ["10.0.0.0"])
+        == []
+    )
+    day0 = {"bfd": _eos_bfd({"10.0.0.0": "down"})}
+    assert baseline.switch_problems({"bfd": {}}, day0, NEIGHBORS) == []
+    assert baseline.switch_problems({"bfd": {}}, day0, NEIGHBORS, ("spine1",)) == [
+        "bfd: 10.0.0.0 (spine1, already on the new config) is down"
+    ]
+    nxos = {"TABLE_bfdNeighbor": {"ROW_bfdNeighbor": {"dest_ip_addr": "10.0.0.0", "local_state": "Down"}}}
+    assert baseline.switch_problems({"bfd": _eos_bfd({"10.0.0.0": "up"})}, {"bfd": nxos}, NEIGHBORS) == [
+        "bfd: 10.0.0.0 was up before the change, now down"
+    ]
+    assert baseline.switch_problems({"bfd": {}}, {"bfd": {"peers": []}}, NEIGHBORS)[0].startswith("bfd: output not recognised")

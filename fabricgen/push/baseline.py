@@ -22,7 +22,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricgen.push.postchecks import _short, eos_interface_states, eos_pfc_states, nxos_interface_states, nxos_pfc_states, nxos_rows
+from fabricgen.push.postchecks import (
+    _short,
+    eos_bfd_states,
+    eos_interface_states,
+    eos_pfc_states,
+    nxos_bfd_states,
+    nxos_interface_states,
+    nxos_pfc_states,
+    nxos_rows,
+)
 
 UP = frozenset({"up", "connected"})
 
@@ -128,6 +137,7 @@ class Expectation:
 
 KNOWN_SHAPES = {
     "bgp": ("vrfs", "TABLE_vrf"),
+    "bfd": ("vrfs", "TABLE_bfdNeighbor"),
     "interfaces": ("interfaceStatuses", "TABLE_interface"),
     "lldp": ("lldpNeighbors", "TABLE_nbor", "neigh_count"),
     "pfc": ("interfaceStatuses", "TABLE_entry"),
@@ -135,6 +145,10 @@ KNOWN_SHAPES = {
     "watchdog": ("interfaces", "TABLE_pfcwd"),
 }
 """Top-level keys of the shapes each check reads (EOS first, NX-OS second)."""
+
+EMPTY_MEANS_NONE = frozenset({"bfd"})
+"""Checks whose empty answer means "none" (NX-API prints no table at all when there is no BFD
+neighbor, as on day 0 before the first push)."""
 
 
 def shape_problems(check: str, output: Any) -> list[str]:
@@ -147,6 +161,8 @@ def shape_problems(check: str, output: Any) -> list[str]:
     """
     known = KNOWN_SHAPES.get(check, ())
     if isinstance(output, Mapping) and any(key in output for key in known):
+        return []
+    if check in EMPTY_MEANS_NONE and output in ({}, ""):
         return []
     keys = ", ".join(sorted(str(k) for k in output)) if isinstance(output, Mapping) else type(output).__name__
     return [f"{check}: output not recognised (top-level keys: {keys or 'none'}): the check cannot pass on it"]
@@ -233,7 +249,29 @@ def counter_problems(check: str, before: Any, after: Any, expect: Expectation) -
     ]
 
 
-_CHECKS = ("bgp", "interfaces", "lldp", "pfc", "errors", "watchdog")
+_CHECKS = ("bgp", "bfd", "interfaces", "lldp", "pfc", "errors", "watchdog")
+
+
+def bfd_problems(before: Any, after: Any, expect: Expectation) -> list[str]:
+    """A BFD peer up before stays up (the same exemptions as BGP: a two-ended change waiting for
+    its far end, a session the plan dropped); one whose far end is already on the new config
+    must be up once it exists."""
+    was = {**eos_bfd_states(before or {}), **nxos_bfd_states(before or {})} if isinstance(before, Mapping) else {}
+    now = {**eos_bfd_states(after), **nxos_bfd_states(after)}
+    peer_of = {str(n["address"]): str(n.get("peer", "")) for n in expect.neighbors}
+    waiting = {a for a in expect.two_ended if peer_of.get(a, "") not in expect.peers_on_new_config}
+    problems = []
+    for address, state in sorted(now.items()):
+        if state == "up" or address in waiting or (expect.neighbors and address not in peer_of):
+            continue
+        if was.get(address) == "up":
+            problems.append(f"bfd: {address} was up before the change, now {state}")
+        elif peer_of.get(address, "") in expect.peers_on_new_config:
+            problems.append(f"bfd: {address} ({peer_of[address]}, already on the new config) is {state}")
+    for address in sorted(set(was) - set(now)):
+        if was[address] == "up" and address not in waiting and not (expect.neighbors and address not in peer_of):
+            problems.append(f"bfd: {address} was up before the change, now gone")
+    return problems
 
 
 def baseline_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
@@ -248,6 +286,8 @@ def baseline_problems(before: Mapping[str, Any], after: Mapping[str, Any], expec
             problems += shape
         elif check == "bgp":
             problems += bgp_problems(before.get("bgp") or empty, after["bgp"], expect)
+        elif check == "bfd":
+            problems += bfd_problems(before.get("bfd"), after["bfd"] or empty, expect)
         elif check == "interfaces":
             problems += interface_problems(before.get("interfaces") or empty, after["interfaces"], expect)
         elif check == "lldp":

@@ -156,6 +156,30 @@ def nxos_interface_problems(brief: Mapping[str, Any], interfaces: Iterable[Any])
     return interfaces_not_up(nxos_interface_states(brief), interfaces)
 
 
+# --- BFD -------------------------------------------------------------------------------------
+
+
+def eos_bfd_states(peers: Mapping[str, Any]) -> dict[str, str]:
+    """`show bfd peers | json` (EOS) -> {peer address: status}, all VRFs merged (shape: ANTA's
+    VerifyBFDPeersHealth unit data, `vrfs.<vrf>.ipv4Neighbors.<ip>.peerStats.<intf>.status`)."""
+    states: dict[str, str] = {}
+    for vrf in (peers.get("vrfs") or {}).values():
+        for address, peer in ((vrf or {}).get("ipv4Neighbors") or {}).items():
+            for stats in ((peer or {}).get("peerStats") or {}).values():
+                states[str(address)] = str((stats or {}).get("status", "unknown")).lower()
+    return states
+
+
+def nxos_bfd_states(neighbors: Mapping[str, Any]) -> dict[str, str]:
+    """`show bfd neighbors | json` (NX-OS) -> {peer address: local state} (`TABLE_bfdNeighbor`
+    rows; field names not pinned from a capture: docs/deploy.md)."""
+    return {
+        str(r["dest_ip_addr"]): str(r.get("local_state", "unknown")).lower()
+        for r in nxos_rows(neighbors, "bfdNeighbor")
+        if "dest_ip_addr" in r
+    }
+
+
 # --- PFC -------------------------------------------------------------------------------------
 
 

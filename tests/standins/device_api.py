@@ -364,6 +364,13 @@ class EosApi:
                 "tablesDeletes": 0,
                 "tablesDrops": 0,
             }
+        if command == "show bfd peers":  # shape: ANTA's VerifyBFDPeersHealth unit data (tests/data/show/README.md)
+            bfd = bool(re.search(r"(?m)^\s+neighbor \S+ bfd$", device.running))
+            peers = {
+                a: {"peerStats": {"": {"status": "up" if st == "Established" else "down", "l3intf": ""}}}
+                for a, (st, _, _) in device.bgp_sessions().items()
+            }
+            return {"vrfs": {"default": {"ipv4Neighbors": peers if bfd else {}, "ipv6Neighbors": {}}}}
         if command == "show priority-flow-control":  # INVENTED shape (no public capture found): docs/deploy.md
             return {"interfaceStatuses": {name: {"enabled": on} for name, on in pfc_ports("eos", device.running).items()}}
         if command == "show interfaces counters errors":
