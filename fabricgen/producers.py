@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
-from fabricgen.artifacts import ARTIFACT_PRODUCERS, bom, cabling, netbox
+from fabricgen.artifacts import ARTIFACT_PRODUCERS
 from fabricgen.configs.ansible import ansible_host_vars, ansible_inventory
 from fabricgen.configs.devices import chosen_devices, device_configs, render_devices
 from fabricgen.core.model import Plan
@@ -37,9 +37,6 @@ PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory,
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})
 """Producers whose text is tidy by construction (orjson never writes trailing blanks): at
 5,000 switches the plan fragments are ~200 MB, and scanning them again costs time."""
-_SHARING_CABLES: tuple[Producer, ...] = (cabling, bom, netbox)
-"""Producers that read `fabricgen.plan.media.cables(plan)`, memoised per process: with `-j N` they run
-as one unit, so one worker derives the cables once instead of each worker again."""
 
 SLICES_PER_JOB = 4
 """Device configs and device plan fragments go out in this many slices per process each (at
@@ -86,17 +83,13 @@ def _tidied(producer: Producer, plan: Plan, context: RenderContext) -> dict[str,
 
 
 def render_units(plan: Plan, context: RenderContext, producers: Iterable[Producer] = PRODUCERS, *, pieces: int) -> list[RenderUnit]:
-    """The render split into independent units: the producers sharing the derived cables as one
-    (one process derives them once), device configs and device plan fragments each in `pieces`
-    contiguous slices, every other producer whole. Each file comes from exactly one unit, so
+    """The render split into independent units: device configs and device plan fragments each in
+    `pieces` contiguous slices, every other producer whole. Each file comes from exactly one unit, so
     the output does not depend on the split. Whole producers come first and the small config
     slices last, so processes taking units in order finish close together. Templates are
     compiled here, before any fork."""
     producers = tuple(producers)
     units: list[RenderUnit] = []
-    sharing = tuple(p for p in producers if p in _SHARING_CABLES)
-    if sharing:
-        units.append(RenderUnit("+".join(p.__name__ for p in sharing), partial(_tidied_all, sharing, plan, context), False))
     slices_of_configs: list[RenderUnit] = []
     for producer in producers:
         if producer is plan_file:
@@ -106,7 +99,7 @@ def render_units(plan: Plan, context: RenderContext, producers: Iterable[Produce
             for start, stop in slices(len(chosen), pieces):
                 render = partial(render_devices, (plan, context, chosen), start, stop)
                 slices_of_configs.append(RenderUnit(f"device_configs[{start}:{stop}]", render, False))
-        elif producer not in sharing:
+        else:
             units.append(RenderUnit(producer.__name__, partial(_tidied, producer, plan, context), False))
     return units + slices_of_configs
 
@@ -119,10 +112,3 @@ def _fragment_units(plan: Plan, count: int) -> list[RenderUnit]:
     for start, stop in slices(len(plan.devices), count):
         units.append(RenderUnit(f"plan_file[{start}:{stop}]", partial(device_fragments, split, start, stop), True))
     return units
-
-
-def _tidied_all(producers: tuple[Producer, ...], plan: Plan, context: RenderContext) -> dict[str, str]:
-    files: dict[str, str] = {}
-    for producer in producers:
-        files.update(_tidied(producer, plan, context))
-    return files

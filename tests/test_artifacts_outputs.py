@@ -18,7 +18,6 @@ from fabricgen.artifacts.readme import DETAIL_LIMIT, mermaid
 from fabricgen.core.diagnostics import FabricError
 from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
-from fabricgen.plan.media import cables
 from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, example_plan
 
@@ -264,7 +263,7 @@ def test_every_link_of_the_plan_carries_its_media() -> None:
     assert plan.links and all(link.media is not None for link in plan.links)
     rows = _rows(_cabling("cluster-3tier")["cabling.csv"])
     by_a = {(r["side_a_device"], r["side_a_name"]): r for r in rows}
-    for cable in cables(plan):
+    for cable in plan.cables:
         link = cable.link
         assert link.media is not None and cable.choice is link.media
         if not cable.breakout:  # breakout cables are in netbox-breakout-cables.json

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from fabricgen.artifacts import bom, cabling, hosts, lab
 from fabricgen.artifacts.common import csv_text, natural_key, natural_order
-from fabricgen.plan.media import cables
 from fabricgen.render.context import RenderContext
 from tests.test_artifacts_lab import _errors
 from tests.test_properties import fabrics, plan_of
@@ -50,7 +49,7 @@ def test_artifact_invariants() -> None:
             return
         valid.append(doc)
         context = RenderContext()
-        chosen = cables(plan)
+        chosen = plan.cables
         # Breakout and splitter copper cables (a shared cage) are NetBox API objects, not CSV rows.
         csv_links = sum(1 for c in chosen if c.choice.kind == "fibre" or (c.a.shared == 1 and c.z.shared == 1))
         assert len(_rows(cabling(plan, context)["cabling.csv"])) == csv_links

@@ -23,8 +23,9 @@ CONSTANT = re.compile(r"`((?:[a-z_]+\.)+[A-Z][A-Z0-9_]+)`")
 module is a package or module of fabricgen, named from the top."""
 FILE_SUFFIXES = {"py", "conf", "yml", "yaml", "json", "md", "cfg", "j2", "txt", "csv", "sh", "net"}
 """`fabricgen.conf` is a file name, not a module."""
-ELSEWHERE = {"netbox/dcim/forms/bulk_import.py", "_keywords.py"}
-"""Files of other projects, named as sources (NetBox's import form, jsonschema's keywords)."""
+ELSEWHERE = {"netbox/dcim/forms/bulk_import.py", "_keywords.py", "megatron/core/parallel_state.py"}
+"""Files of other projects, named as sources (NetBox's import form, jsonschema's keywords, Megatron-Core's
+parallel groups)."""
 
 
 def _tracked() -> list[str]:

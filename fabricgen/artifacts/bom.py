@@ -12,17 +12,16 @@ from __future__ import annotations
 from collections import defaultdict
 
 from fabricgen.artifacts.common import csv_text, metres
-from fabricgen.core.model import Plan
-from fabricgen.plan.media import Cable, cables
+from fabricgen.core.model import Cable, Plan
 from fabricgen.render.context import RenderContext
 
 COLUMNS = ("category", "part", "length_m", "count")
 
 
 def bom_rows(plan: Plan, chosen: tuple[Cable, ...] | None = None) -> list[tuple[str, str, str, int]]:
-    """Physical items per (category, part, length); `chosen` is `cables(plan)` when already known."""
+    """Physical items per (category, part, length); `chosen` is `plan.cables` when already known."""
     items: dict[tuple[str, str, str], set[tuple[str, ...]]] = defaultdict(set)
-    for cable in cables(plan) if chosen is None else chosen:
+    for cable in plan.cables if chosen is None else chosen:
         choice = cable.choice
         length = metres(cable.link.length_m)
         if choice.kind != "fibre":

@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from fabricgen.artifacts.common import csv_line, csv_text, md_line, md_table, metres, natural_order
-from fabricgen.core.model import Plan
+from fabricgen.core.model import Cable, Plan
 from fabricgen.core.records import record
-from fabricgen.plan.media import Cable, cables
 from fabricgen.render.context import RenderContext
 
 NETBOX_COLUMNS = (
@@ -41,9 +40,9 @@ NETBOX_COLUMNS = (
 
 
 def sorted_cables(plan: Plan, chosen: tuple[Cable, ...] | None = None) -> list[Cable]:
-    """The cables in A-device, A-port order (then Z device); `chosen` is `cables(plan)` when
+    """The cables in A-device, A-port order (then Z device); `chosen` is `plan.cables` when
     already known."""
-    rows = cables(plan) if chosen is None else chosen
+    rows = plan.cables if chosen is None else chosen
     links = [cable.link for cable in rows]
     order = natural_order([link.a.device for link in links], [link.a.interface for link in links], [link.z.device for link in links])
     return [rows[i] for i in order]

@@ -3,11 +3,12 @@ line by line, so a pull request at cluster scale shows what matters.
 
 `linguist-generated` collapses a file in GitHub's pull-request view (and leaves it out of
 language statistics); `-diff` makes git show "binary files differ" instead of the lines, for
-machine-read bulk whose line diff helps nobody (plan.json is hundreds of thousands of lines at
-cluster scale; the NetBox import files `devices.csv`, `interfaces.csv`, `netbox-*.csv` and
+machine-read bulk whose line diff helps nobody (the plan fragments under `plan/` are hundreds
+of thousands of lines at cluster scale; the NetBox import files `devices.csv`, `interfaces.csv`, `netbox-*.csv` and
 `netbox-breakout-cables.json` follow cabling.md, which a reviewer reads instead). The rules are
-patterns, not a list of today's files, so they hold whatever shape plan.json takes (one file,
-`plan*.json`, or fragments under `plan/`) and for files added later under the same folders. What a reviewer reads stays visible: README.md, the cabling
+patterns, not a list of today's files, so they hold for the fragments under `plan/`, an older
+build's single `plan*.json`, and files added later under the same folders. What a reviewer
+reads stays visible: README.md, the cabling
 pages, bom.csv, and the change summary of `fabricgen diff --format markdown`.
 """
 

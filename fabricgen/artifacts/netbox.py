@@ -26,8 +26,7 @@ from __future__ import annotations
 import json
 
 from fabricgen.artifacts.common import csv_text, metres, natural_key, natural_order
-from fabricgen.core.model import SM_LINK, Plan, SubnetManager
-from fabricgen.plan.media import Cable, cables
+from fabricgen.core.model import SM_LINK, Cable, Plan, SubnetManager
 from fabricgen.render.context import RenderContext
 
 MANUFACTURER_COLUMNS = ("name", "slug")
@@ -148,7 +147,7 @@ def netbox(plan: Plan, context: RenderContext) -> dict[str, str]:
         "devices.csv": csv_text(DEVICE_COLUMNS, _devices(plan)),
         "interfaces.csv": csv_text(INTERFACE_COLUMNS, _interfaces(plan)),
     }
-    broken = [c for c in cables(plan) if c.breakout]
+    broken = [c for c in plan.cables if c.breakout]
     if broken:
         files["netbox-breakout-cables.json"] = _breakout_json(plan, broken)
     return files

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 from fabricgen.core.diagnostics import Diagnostic, Severity
-from fabricgen.core.model import Plan
+from fabricgen.core.model import JobInput, Plan
 from fabricgen.core.records import record
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import Inputs
@@ -60,6 +60,20 @@ def placement_problems(gpus: int, gpus_per_server: int, servers: int, nic_ports:
     return found
 
 
+def _job_gpus(plan: Plan, job: JobInput) -> tuple[int, int]:
+    """GPUs per server and GPUs of a job, with `analyze`'s defaults: GPUs per server = NIC
+    ports per server, GPUs = every GPU."""
+    gpus_per_server = int(job.settings.get("gpus_per_server") or len(plan.servers[0].nics))
+    return gpus_per_server, int(job.settings.get("gpus") or len(plan.servers) * gpus_per_server)
+
+
+def job_servers(plan: Plan, job: JobInput) -> int:
+    """How many of the plan's first servers the job runs on (analyze's placement, in plan
+    order), at most every server."""
+    gpus_per_server, gpus = _job_gpus(plan, job)
+    return min(len(plan.servers), -(-gpus // max(gpus_per_server, 1)))
+
+
 def check_jobs(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
     """Each job's placement on the plan's servers, at the job's key (`jobs.<name>.gpus`), with
     the defaults `analyze` uses: GPUs per server = NIC ports per server, GPUs = every GPU."""
@@ -71,8 +85,7 @@ def check_jobs(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagno
         if not servers:
             yield source.diagnostic(("jobs", job.name), "the fabric has no servers to place the job on", key=True)
             continue
-        gpus_per_server = int(job.settings.get("gpus_per_server") or len(plan.servers[0].nics))
-        gpus = int(job.settings.get("gpus") or servers * gpus_per_server)
+        gpus_per_server, gpus = _job_gpus(plan, job)
         for problem in placement_problems(gpus, gpus_per_server, servers, nic_ports):
             path = ("jobs", job.name, problem.key) if problem.key in job.settings else ("jobs", job.name)
             found = source.diagnostic(path, problem.message, key=path == ("jobs", job.name))

@@ -25,6 +25,7 @@ from fabricgen.checks.fabric import (
     check_roce,
 )
 from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
+from fabricgen.checks.ib_jobs import check_job_partitions
 from fabricgen.checks.infiniband import check_infiniband
 from fabricgen.checks.jobs import check_jobs
 from fabricgen.checks.mtu import check_mtu
@@ -91,6 +92,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("public asns", check_public_asns),
     PlanCheck("service addresses", check_service_addresses),
     PlanCheck("jobs", check_jobs),
+    PlanCheck("job partitions", check_job_partitions),
     PlanCheck("parallelism", check_parallelism),
 )
 """On the finished plan, in this order."""

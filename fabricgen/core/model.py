@@ -7,69 +7,12 @@ format, they do not decide.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields  # noqa: F401 - dataclass: slot_init's doctest
-from typing import Any, TypeVar
+from dataclasses import field
+from typing import Any, NamedTuple, TypeVar
 
 from fabricgen.core.records import record
 
 _Cls = TypeVar("_Cls", bound=type)
-
-
-def slot_init(cls: _Cls) -> _Cls:
-    """Make a frozen, slotted dataclass cheap to construct: instances are built as an unfrozen
-    twin class with the same slots (plain attribute stores), then given their class.
-
-    WHY: a plan at 5,000 switches holds about 1.2 million Interfaces, BGP neighbors, links,
-    endpoints and server NICs. A frozen dataclass can only store its fields by calling a setter
-    per field (`object.__setattr__`, or a slot descriptor's `__set__`: about 180 ns each, 2.5 us
-    for an Interface); a plain slotted class stores a field in about 10 ns. Assigning `__class__`
-    between two classes of identical slot layout is a documented, checked operation, so the twin
-    becomes the frozen class in one step: 0.34 s instead of 0.78 s for 327,680 Interfaces
-    (measured with `time.process_time`). The class keeps its frozen `__setattr__`, its fields,
-    parameters, defaults and keyword names, so callers, `dataclasses.replace`, equality,
-    hashing, repr and immutability are unchanged; `__reduce__` rebuilds an instance from its
-    fields (pickle and `copy` would otherwise call `__new__` without them). Only plain defaults
-    are supported (no factories, no `__post_init__`), which is what the hot classes have.
-
-    >>> import copy, dataclasses
-    >>> @slot_init
-    ... @dataclass(frozen=True, slots=True)
-    ... class Pair:
-    ...     left: int
-    ...     right: str = "r"
-    >>> Pair(1), Pair(left=2, right="x") == Pair(2, "x"), type(Pair(1)) is Pair
-    (Pair(left=1, right='r'), True, True)
-    >>> copy.deepcopy(Pair(3)) == Pair(3), dataclasses.replace(Pair(3), right="y")
-    (True, Pair(left=3, right='y'))
-    >>> Pair(1).left = 2
-    Traceback (most recent call last):
-    dataclasses.FrozenInstanceError: cannot assign to field 'left'
-    """
-    specs = fields(cls)
-    if hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__}: slot_init does not call __post_init__")
-    twin = type(f"_{cls.__name__}Slots", (object,), {"__slots__": cls.__dict__["__slots__"]})
-    names: dict[str, Any] = {"_twin": twin, "_new": object.__new__}
-    params = []
-    for spec in specs:
-        if spec.default_factory is not MISSING or not spec.init:
-            raise TypeError(f"{cls.__name__}.{spec.name}: slot_init needs a plain field")
-        if spec.default is MISSING:
-            params.append(spec.name)
-        else:
-            names[f"_default_{spec.name}"] = spec.default
-            params.append(f"{spec.name}=_default_{spec.name}")
-    stores = "".join(f"    self.{spec.name} = {spec.name}\n" for spec in specs)
-    source = f"def __new__(cls, {', '.join(params)}):\n    self = _new(_twin)\n{stores}    self.__class__ = cls\n    return self\n"
-    # The source is built above from the class's own field names; its file name tells profiles apart.
-    exec(compile(source, f"<slot_init {cls.__qualname__}>", "exec"), names)
-    new = names["__new__"]
-    new.__qualname__ = f"{cls.__qualname__}.__new__"
-    setattr(cls, "__new__", new)  # noqa: B010 - mypy refuses a direct assignment to __new__
-    delattr(cls, "__init__")  # object.__init__ ignores the arguments once __new__ takes them
-    field_names = tuple(spec.name for spec in specs)
-    setattr(cls, "__reduce__", lambda self: (cls, tuple(getattr(self, name) for name in field_names)))  # noqa: B010
-    return cls
 
 
 @record
@@ -174,7 +117,6 @@ class Platform:
         return pattern.format(port=port, sub=sub, lane=lane)
 
 
-@slot_init
 @record
 class Interface:
     """A configured port of a device. `role`: uplink, downlink (to a lower tier), server (routed
@@ -213,7 +155,6 @@ class Breakout:
     speed: int
 
 
-@slot_init
 @record
 class BgpNeighbor:
     address: str
@@ -286,7 +227,6 @@ class Device:
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
 
 
-@slot_init
 @record
 class Endpoint:
     device: str
@@ -324,7 +264,6 @@ SM_ROLE = "sm"
 """Cables whose A end is a host (a server or an SM host), not a switch."""
 
 
-@slot_init
 @record
 class Link:
     """One cable. A end is the lower tier (server, SM host or leaf), Z end the upper. `media` is
@@ -348,7 +287,54 @@ class Link:
         return self.kind in HOST_LINK_KINDS
 
 
-@slot_init
+class CableEnd(NamedTuple):
+    """The hardware at one end of a cable: the cage's form factor, the speed of the module (or
+    cable end) in it, how many links share that cage, and the lane rate of this link there.
+
+    A tuple, like Identities and Cable: two are built per link (400,000 at 5,000 switches), and
+    a tuple is built in C, where a frozen dataclass's `__init__` sets each field through
+    `object.__setattr__` (ten times the cost)."""
+
+    device: str
+    port: int
+    interface: str
+    form_factor: str
+    cage_speed: int
+    shared: int
+    lane_rate: int = 0
+    sub: int = 1
+
+
+class Identities(NamedTuple):
+    """What one cable's parts are, as physical items to count: a shared cage holds one module
+    (or one breakout cable) for all its links, a twin-port module's two optical ports take two
+    cords, links sharing one optical port share one splitter cord."""
+
+    cables: tuple[tuple[str, ...], ...]
+    a: tuple[str, ...]
+    z: tuple[str, ...]
+
+    @property
+    def cable(self) -> tuple[str, ...]:
+        return self.cables[0]
+
+
+class Cable(NamedTuple):
+    """A link of a finished plan with its ends' hardware, its media and its physical items."""
+
+    link: Link
+    a: CableEnd
+    z: CableEnd
+    choice: Choice
+    items: Identities
+
+    @property
+    def breakout(self) -> bool:
+        """One physical cable serving several links (a breakout or splitter cable with built-in
+        ends): NetBox's CSV cable import cannot hold it."""
+        return self.choice.kind != "fibre" and (self.a.shared > 1 or self.z.shared > 1)
+
+
 @record
 class ServerNic:
     nic: int
@@ -677,6 +663,10 @@ class Plan:
     host_mtu: int = 0
     """IP MTU of every server NIC: at most the smallest MTU of any switch-to-switch cable, since
     a server's traffic may cross any of them (0 on InfiniBand)."""
+    cables: tuple[Cable, ...] = field(default=(), repr=False, compare=False)
+    """Every link with its ends' hardware and physical items, in link order (the media pass's
+    physical view of `links`, for the cabling plan, BOM and NetBox export): derived from
+    `links`, so not compared and not written to the plan files."""
 
     def device(self, name: str) -> Device:
         for device in self.devices:

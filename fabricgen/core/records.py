@@ -1,22 +1,18 @@
-"""`@record`: a frozen, slotted dataclass that is cheaper to create than `@dataclass(frozen=True,
-slots=True)` and builds its instances faster.
+"""`@record`: a frozen, slotted dataclass, cheaper to define and to build than
+`@dataclass(frozen=True, slots=True)`; the one mechanism for the plan's and the inputs' types.
 
-WHY: a small `fabricgen render` is mostly start-up, and Python 3.11's dataclass decorator
-compiles six functions per frozen class (`__init__`, `__repr__`, `__eq__`, `__hash__`,
-`__setattr__`, `__delattr__`), each with its own `exec`: about 1.5 ms per class, 0.13 CPU-s
-for the ~90 plan and input classes a render imports, a tenth of the whole 96-switch render.
-`record` lets `dataclasses` do the field bookkeeping (so `fields`, `replace`, `asdict` and
-`is_dataclass` work as before) but generates nothing; it then compiles only `__init__` (or
-reads the code compiled by an earlier run from the user's cache, `usercache.CodeTable`) and
-gives the other five as small closures over the field names that do exactly what the
-generated ones do (the same tuple compared and hashed, the same repr, the same
-`FrozenInstanceError`).
-
-`__init__` stores each field through its slot descriptor rather than with
-`object.__setattr__`, the frozen dataclass's way: a plan at 5,000 switches builds about a
-million interfaces, neighbors, links and NICs, and the descriptor's `__set__` takes about half
-the time (0.55 s against 1.0 s for 200,000 interfaces). Those hottest classes go further:
-`core/model.py` `slot_init` builds them through an unfrozen twin class (2.3x faster again).
+WHY: start-up and planning are dominated by these classes. Python 3.11's dataclass decorator
+`exec`s six generated functions per frozen class, and a frozen instance stores each field
+through a setter call; a plan at 5,000 switches builds over a million interfaces, neighbors,
+links and NICs. `record` lets `dataclasses` do the field bookkeeping (so `fields`, `replace`,
+`asdict` and `is_dataclass` work as before) and generates nothing: it compiles one
+constructor (or reads it from the user's cache, `usercache.CodeTable`) and gives the other
+methods as small closures that do exactly what the generated ones do. The constructor builds
+an instance as an unfrozen twin class with the same slots (plain attribute stores), then gives
+it its class, a documented and checked operation between identical slot layouts; a class with
+a default factory, `init=False` field, `__post_init__` or a base class gets an `__init__` that
+stores through the slot descriptors instead. Figures: docs/scale.md ("One frozen-record
+mechanism").
 
 Type checkers treat a `record` class as a frozen dataclass (PEP 681 `dataclass_transform`).
 What it does not support it refuses at import time: `InitVar`, `kw_only`, base classes with
@@ -28,6 +24,9 @@ fields, and a class body that defines one of the methods it generates.
 ...     right: str = "r"
 >>> Pair(1), Pair(left=2, right="x") == Pair(2, "x"), hash(Pair(1)) == hash((1, "r"))
 (Pair(left=1, right='r'), True, True)
+>>> import copy, dataclasses
+>>> copy.deepcopy(Pair(3)) == Pair(3), type(copy.copy(Pair(3))) is Pair, dataclasses.replace(Pair(3), right="y")
+(True, True, Pair(left=3, right='y'))
 >>> Pair(1).left = 3
 Traceback (most recent call last):
 dataclasses.FrozenInstanceError: cannot assign to field 'left'
@@ -80,7 +79,13 @@ def record(cls: _Cls) -> _Cls:
     pseudo = [spec for spec in made.__dataclass_fields__.values() if "InitVar" in str(spec.type)]
     if pseudo or any(spec.kw_only is True for spec in specs):
         raise TypeError(f"{cls.__name__}: @record supports no InitVar and no kw_only fields")
-    made.__init__ = _init(made, specs)
+    new = _twin_new(made, specs)
+    if new is None:
+        made.__init__ = _init(made, specs)
+    else:
+        setattr(made, "__new__", new)  # noqa: B010 - mypy refuses a direct assignment to __new__
+        names = tuple(spec.name for spec in specs)
+        made.__reduce__ = lambda self: (made, tuple(getattr(self, name) for name in names))
     compared = tuple(spec.name for spec in specs if spec.compare)
     made.__eq__, made.__hash__ = _eq_and_hash(compared, tuple(spec.name for spec in specs if _hashed(spec)))
     made.__repr__ = _repr(tuple(spec.name for spec in specs if spec.repr))
@@ -92,6 +97,36 @@ def record(cls: _Cls) -> _Cls:
         made.__doc__ = f"{made.__name__}({', '.join(spec.name for spec in specs)})"
     result: _Cls = made
     return result
+
+
+def _twin_new(cls: type, specs: tuple[Field[Any], ...]) -> Callable[..., Any] | None:
+    """`__new__(cls, <fields in order, with their defaults>)` that stores the fields on an
+    unfrozen twin of `cls` and then gives the instance its class; None when `cls` needs the
+    general `__init__` (a default factory, an `init=False` field, `__post_init__`, a base)."""
+    plain = all(spec.default_factory is MISSING and spec.init for spec in specs)
+    if not plain or hasattr(cls, "__post_init__") or cls.__bases__ != (object,):
+        return None
+    twin = type(f"_{cls.__name__}Slots", (object,), {"__slots__": cls.__dict__["__slots__"]})
+    try:
+        probe: Any = object.__new__(twin)
+        probe.__class__ = cls  # identical layouts, or the general path
+    except TypeError:
+        return None
+    names: dict[str, Any] = {"_twin": twin, "_new": object.__new__}
+    params = []
+    for spec in specs:
+        if spec.default is MISSING:
+            params.append(spec.name)
+        else:
+            names[f"_default_{spec.name}"] = spec.default
+            params.append(f"{spec.name}=_default_{spec.name}")
+    stores = "".join(f"    self.{spec.name} = {spec.name}\n" for spec in specs)
+    source = f"def __new__(cls, {', '.join(params)}):\n    self = _new(_twin)\n{stores}    self.__class__ = cls\n    return self\n"
+    # Built above from the class's own field names; the file name tells profiles apart.
+    exec(_INITS.compiled(source, f"<record {cls.__qualname__}>"), names)
+    new: Callable[..., Any] = names["__new__"]
+    new.__qualname__ = f"{cls.__qualname__}.__new__"
+    return new
 
 
 def _hashed(spec: Field[Any]) -> bool:

@@ -43,6 +43,7 @@ from fabricgen.core.units import length_m
 from fabricgen.plan.allocate import Layout, PoolTally
 from fabricgen.plan.guids import server_guids
 from fabricgen.plan.inputs import AddressingInput, CableOverride, Inputs, UplinksInput
+from fabricgen.plan.media import cables_of
 from fabricgen.plan.passes import infiniband as ib_plan
 from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_devices, layout_for, pool_usage, pools_of
 from fabricgen.plan.passes.aspath import relaxing
@@ -153,15 +154,15 @@ def _build_plan(inputs: Inputs) -> Plan:
     links.extend(sm_links)
     models = tuple(catalog[m] for m in sorted({n.model.name for n in tiers.everything}))
     hosts = infiniband.subnet_managers if infiniband else ()
-    media = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
-    bgp, services = inputs.bgp, inputs.services
+    chosen = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
+    links_in_order, bgp, services = tuple(sorted(chosen, key=_LINK_ORDER)), inputs.bgp, inputs.services
     return Plan(
         name=inputs.fabric.name,
         description=inputs.fabric.description,
         transport=transport,
         source=source.file,
         devices=devices,
-        links=tuple(sorted(media, key=_LINK_ORDER)),
+        links=links_in_order,
         servers=attached.servers,
         roce=roce,
         infiniband=infiniband,
@@ -187,6 +188,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         jobs=jobs_of(inputs.jobs, source),
         nics=(nic,),
         host_mtu=host_mtu if routed else 0,
+        cables=cables_of(links_in_order, devices, models, attached.servers, (nic,), hosts),
     )
 
 

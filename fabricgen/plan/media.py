@@ -4,46 +4,29 @@ The rule (which medium joins two ends over a length) is `fabricgen/core/media_ru
 function of the ends' facts. This module gives it those facts from the plan's parts (switch
 cage or server NIC: form factor, lane rate, the module in the cage and how many links share it)
 and names the parts. The planner's media pass (`plan/passes/media.py`) stores the resulting
-`Choice` on every link; the cabling plan, the BOM and the NetBox export read it from there and
-derive only the identities of the physical items (`identities`) from the link's ends, so they
-can never disagree.
+`Choice` on every link, and `build_plan` stores each link's ends and physical items
+(`cables_of`) as `Plan.cables`; the cabling plan, the BOM and the NetBox export read them
+from the plan, so they can never disagree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from typing import NamedTuple
 
 from fabricgen.core import media_rules as rules
-from fabricgen.core.model import Choice, Device, Link, Model, NicModel, Plan, Server, SubnetManager
+from fabricgen.core.model import Cable, CableEnd, Choice, Device, Identities, Link, Model, NicModel, Server, SubnetManager
 from fabricgen.plan.passes.ports import AnyLink
 
 Key = tuple[str, ...]
+End = CableEnd
+"""One end's hardware (`core.model.CableEnd`), by its short name here."""
 
 
-class End(NamedTuple):
-    """The hardware at one end of a cable: the cage's form factor, the speed of the module (or
-    cable end) in it, how many links share that cage, and the lane rate of this link there.
-
-    A tuple, like Identities and Cable: two are built per link (400,000 at 5,000 switches), and
-    a tuple is built in C, where a frozen dataclass's `__init__` sets each field through
-    `object.__setattr__` (ten times the cost)."""
-
-    device: str
-    port: int
-    interface: str
-    form_factor: str
-    cage_speed: int
-    shared: int
-    lane_rate: int = 0
-    sub: int = 1
-
-    @property
-    def facts(self) -> rules.End:
-        """What the media rule sees of this end: one instance per distinct hardware (the rule
-        runs per combination; the cabling reads only the ends' names and sharing)."""
-        return _facts(self.form_factor, self.lane_rate, self.cage_speed, self.shared)
+def facts(end: End) -> rules.End:
+    """What the media rule sees of an end: one instance per distinct hardware (the rule runs per
+    combination; the cabling reads only the ends' names and sharing)."""
+    return _facts(end.form_factor, end.lane_rate, end.cage_speed, end.shared)
 
 
 @cache
@@ -83,7 +66,7 @@ def _cord_part(medium: rules.Medium, a: End, z: End, table: rules.MediaTable) ->
     """The patch cord: one per optical port a link uses, or, when several links share one optical
     port (NDR200 on a twin-port module), a 1:N splitter cord per shared port."""
     assert medium.a is not None and medium.z is not None
-    if rules.patch_cords(medium, a.facts, z.facts) > 0:
+    if rules.patch_cords(medium, facts(a), facts(z)) > 0:
         return medium.a.fibre
     shared, variant = (a, medium.a) if a.shared > medium.a.ports else (z, medium.z)
     return table.splitter_part.format(fibre=variant.fibre, count=shared.shared // variant.ports)
@@ -95,7 +78,7 @@ def parts_for(medium: rules.Medium, speed: int, a: End, z: End, table: rules.Med
         return _electrical(medium, speed, a, z, table)
     return Choice(
         medium.name,
-        medium.link_variant(a.facts, z.facts),
+        medium.link_variant(facts(a), facts(z)),
         "fibre",
         medium.netbox_type,
         _cord_part(medium, a, z, table),
@@ -109,22 +92,8 @@ def parts_for(medium: rules.Medium, speed: int, a: End, z: End, table: rules.Med
 def choose(speed: int, length_m: float, a: End, z: End, table: rules.MediaTable | None = None) -> Choice | None:
     """The medium and parts for one cable; None when nothing in the catalog joins its ends."""
     table = table or rules.media_table()
-    medium = rules.choose_medium(a.facts, z.facts, length_m, table)
+    medium = rules.choose_medium(facts(a), facts(z), length_m, table)
     return None if medium is None else parts_for(medium, speed, a, z, table)
-
-
-class Identities(NamedTuple):
-    """What one cable's parts are, as physical items to count: a shared cage holds one module
-    (or one breakout cable) for all its links, a twin-port module's two optical ports take two
-    cords, links sharing one optical port share one splitter cord."""
-
-    cables: tuple[Key, ...]
-    a: Key
-    z: Key
-
-    @property
-    def cable(self) -> Key:
-        return self.cables[0]
 
 
 def _electrical_key(a: End, z: End) -> Key:
@@ -203,19 +172,19 @@ class Ends:
         return End(device, port, interface, model.form_factor, model.cage_speed, shared, rate, sub)
 
     def switch_facts(self, device: str, port: int, speed: int) -> rules.End:
-        """What the rule sees of a switch end: `switch(...).facts` without building the End, once
+        """What the rule sees of a switch end: `facts(switch(...))` without building the End, once
         per (model, links sharing the cage, speed)."""
         model, breakouts = self.switches[device]
         shared = breakouts.get(port, 1)
         key = (model.name, shared, speed)
-        facts = self._switch_facts.get(key)
-        if facts is None:
+        found = self._switch_facts.get(key)
+        if found is None:
             rate = speed * shared // max(model.lanes, 1)
-            facts = self._switch_facts[key] = rules.End(model.form_factor, rate, model.cage_speed if shared > 1 else speed, shared)
-        return facts
+            found = self._switch_facts[key] = rules.End(model.form_factor, rate, model.cage_speed if shared > 1 else speed, shared)
+        return found
 
     def facts_of(self, link: AnyLink) -> tuple[rules.End, rules.End]:
-        """Both ends' rule facts, `(a.facts, z.facts)` of `of(link)`, at a fraction of the cost:
+        """Both ends' rule facts, `(facts(a), facts(z))` of `of(link)`, at a fraction of the cost:
         the media pass needs the full ends only once per distinct combination."""
         z = self.switch_facts(link.z.device, link.z.port, link.speed)
         if link.a.device in self.switches:
@@ -224,7 +193,7 @@ class Ends:
         key = (nic.name if nic else "", link.speed, z)
         a = self._server_facts.get(key)
         if a is None:
-            a = self._server_facts[key] = self.server(link, self.switch(link.z.device, link.z.port, link.z.interface, link.speed)).facts
+            a = self._server_facts[key] = facts(self.server(link, self.switch(link.z.device, link.z.port, link.z.interface, link.speed)))
         return a, z
 
     def of(self, link: AnyLink) -> tuple[End, End]:
@@ -255,42 +224,21 @@ def nic_end(device: str, port: int, interface: str, nic: NicModel, speed: int, f
     return End(device, port, interface, nic.form_factor, module_speed, 1, rate)
 
 
-class Cable(NamedTuple):
-    """A link of a finished plan with its ends' hardware, its media and its physical items."""
-
-    link: Link
-    a: End
-    z: End
-    choice: Choice
-    items: Identities
-
-    @property
-    def breakout(self) -> bool:
-        """One physical cable serving several links (a breakout or splitter cable with built-in
-        ends): NetBox's CSV cable import cannot hold it."""
-        return self.choice.kind != "fibre" and (self.a.shared > 1 or self.z.shared > 1)
-
-
-_LAST: list[tuple[Plan, tuple[Cable, ...]]] = []
-"""The last plan's cables: the cabling plan, the BOM and the NetBox export each need them for the
-same plan in one render (about 1 s per 10,000 links). Holds that one plan, compared by identity."""
-
-
-def cables(plan: Plan) -> tuple[Cable, ...]:
-    """Every link of a finished plan (media chosen by the planner) with its ends, in plan order."""
-    if _LAST and _LAST[0][0] is plan:
-        return _LAST[0][1]
-    result = _cables(plan)
-    _LAST[:] = [(plan, result)]
-    return result
-
-
-def _cables(plan: Plan) -> tuple[Cable, ...]:
-    hosts = plan.infiniband.subnet_managers if plan.infiniband else ()
-    ends = Ends(plan.devices, plan.models, plan.servers, plan.nics, hosts)
+def cables_of(
+    links: Iterable[Link],
+    devices: Iterable[Device],
+    models: Iterable[Model],
+    servers: Iterable[Server] = (),
+    nics: Iterable[NicModel] = (),
+    hosts: Iterable[SubnetManager] = (),
+) -> tuple[Cable, ...]:
+    """Every link (media chosen) with its ends' hardware and its physical items, in link order:
+    the plan's `cables`, built once by the planner so the cabling plan, the BOM and the NetBox
+    export read the same objects in any process."""
+    ends = Ends(devices, models, servers, nics, hosts)
     switch, server, switches = ends.switch, ends.server, ends.switches
     result: list[Cable] = []
-    for link in plan.links:  # `ends.of(link)`, inlined: this loop runs once per cable
+    for link in links:  # `ends.of(link)`, inlined: this loop runs once per cable
         choice = link.media
         assert choice is not None, link
         near, far = link.a, link.z

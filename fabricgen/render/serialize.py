@@ -130,9 +130,10 @@ def _key_ordered(hint: Any, seen: frozenset[type] = frozenset()) -> bool:
 
 
 def to_data(value: Any) -> Any:
-    """Dataclasses, tuples and dicts -> plain JSON data (dict keys as strings)."""
+    """Dataclasses, tuples and dicts -> plain JSON data (dict keys as strings); a field derived from
+    the others (`compare=False`, `Plan.cables`) is left out."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
     if isinstance(value, tuple | list):
         return [to_data(v) for v in value]
     if isinstance(value, dict):
@@ -147,7 +148,7 @@ def plan_json(plan: Plan) -> str:
 
 def _plan_data(plan: Plan) -> dict[str, Any]:
     """The plan's fields as a dict (values still dataclasses), source with "/" and ratios added."""
-    data: dict[str, Any] = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+    data: dict[str, Any] = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan) if f.compare}
     data["source"] = plan.source.replace("\\", "/")
     data["oversubscription"] = [
         {

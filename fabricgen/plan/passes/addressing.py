@@ -19,7 +19,7 @@ from fabricgen.plan.passes.expand import TierNode, Tiers
 from fabricgen.plan.passes.speeds import Speeds
 
 POOLS = ("loopbacks", "fabric", "servers", "management")
-"""The `addressing:` pools, in the order plan.json lists their usage."""
+"""The `addressing:` pools, in the order the plan (`plan/fabric.json`) lists their usage."""
 
 
 @record
