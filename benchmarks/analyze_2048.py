@@ -23,8 +23,8 @@ from fabricgen.pipeline import load_and_plan
 
 INVENTORY = {
     "fabric": {"name": "bench2048", "transport": "roce"},
-    "spines": {"count": 32, "model": "arista-7060dx5-64s", "platform": "eos"},
-    "leaves": {"count": 64, "model": "arista-7060dx5-64s", "platform": "eos"},
+    "spines": {"count": 32, "model": "arista-7060dx5-64s"},
+    "leaves": {"count": 64, "model": "arista-7060dx5-64s"},
     "uplinks": {"per_spine": 1, "speed": "400G"},
     "servers": {"per_leaf": 4, "ports_per_server": 8, "speed": "400G"},
     "addressing": {"loopbacks": "10.0.0.0/22", "fabric": "10.1.0.0/18", "servers": "10.2.0.0/16"},

@@ -33,17 +33,17 @@ addressing: {loopbacks: 10.0.0.0/21, fabric: 10.64.0.0/11, servers: 10.128.0.0/1
 """
 INVENTORIES = {
     "96": """fabric: {name: lb96, transport: roce}
-spines: {count: 32, model: arista-7060dx5-64s, platform: eos}
-leaves: {count: 64, model: arista-7060dx5-64s, platform: eos}
+spines: {count: 32, model: arista-7060dx5-64s}
+leaves: {count: 64, model: arista-7060dx5-64s}
 uplinks: {per_spine: 1, speed: 400G}
 servers: {per_leaf: 4, ports_per_server: 8, speed: 400G}
 bgp: {spine_asn: 65000, leaf_asn: 65101, bfd: true}
 """,
     "288": """fabric: {name: lb288, transport: roce}
 pods: {count: 4}
-leaves: {count: 32, model: arista-7060dx5-64s, platform: eos, name: "lb-p{pod}-leaf{index:02d}"}
-spines: {count: 32, model: arista-7060dx5-64s, platform: eos, name: "lb-p{pod}-spine{index:02d}"}
-superspines: {count: 1, model: arista-7060dx5-64s, platform: eos, name: "lb-ss{plane}-{index:02d}", per_spine: 2, speed: 400G}
+leaves: {count: 32, model: arista-7060dx5-64s, name: "lb-p{pod}-leaf{index:02d}"}
+spines: {count: 32, model: arista-7060dx5-64s, name: "lb-p{pod}-spine{index:02d}"}
+superspines: {count: 1, model: arista-7060dx5-64s, name: "lb-ss{plane}-{index:02d}", per_spine: 2, speed: 400G}
 uplinks: {per_spine: 1, speed: 400G}
 servers: {per_leaf: 2, ports_per_server: 8, speed: 400G}
 bgp: {superspine_asn: 4200000001, spine_asn: 4200000101, leaf_asn: 4200001001, bfd: true}

@@ -290,6 +290,8 @@ def test_hdr100_split_ports_take_one_splitter_dac_per_cage(tmp_path: Path) -> No
             "  ports_per_server: 1\n": "  ports_per_server: 1\n  speed: 100G\n",
             "per_leaf: 18 ": "per_leaf: 30 ",
             "per_spine: 5 ": "per_spine: 4 ",
+            # a 200G partition rate on 100G members is refused (OpenSM would refuse their joins)
+            "    rate: 200\n": "    rate: 100\n",
         },
         "oversubscription:\n  max_ratio: 4.0\n",
     )

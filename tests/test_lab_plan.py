@@ -194,3 +194,36 @@ def test_report_json_names_the_failed_check() -> None:
 def test_doctests(module: str) -> None:
     failed, attempted = doctest.testmod(importlib.import_module(module))
     assert attempted and not failed
+
+
+def test_a_failed_ping_is_attributed_to_the_short_link_its_paths_cross() -> None:
+    """lab verify's MTU check: a DF ping that may hash across the lowered link is that link's
+    failure, never a second message; a ping whose paths avoid it stays its own failure. Paths
+    from the inventory's shape: a leaf reaches another leaf of its pod over every spine."""
+    from fabricgen.lab.verify import attribute_pings
+
+    topology = lab_topology(_plan(EXAMPLES / "pod-roce-400g"))
+    spine = topology.switch("pod1-spine01")
+    port = next(p for p in spine.ports if p.peer_node == "pod1-leaf01")
+    cable = next(c for c in expect.fabric_cables(topology) if c.z_node == spine.name and c.z_kernel == port.kernel)
+    key = (cable.a_node, cable.a_kernel)
+    pairs = expect.ping_pairs(topology)
+    leaf_of = expect.leaf_of_address(topology)
+    touching = [p for p in pairs if "pod1-leaf01" in (p[4], leaf_of[p[3]])]
+    others = [p for p in pairs if p not in touching]
+    assert len(touching) == 2 and others  # leaf01 sends one ping and receives one
+    assert attribute_pings(topology, pairs, {key}) == dict.fromkeys(touching, key)
+    # within a pod: every uplink of the source and every spine link down to the destination
+    paths = expect.path_cables(topology, "pod1-leaf01", "pod1-leaf02")
+    assert len(paths) == 2 * len([c for c in expect.fabric_cables(topology) if c.a_node == "pod1-leaf01"])
+
+
+def test_cross_pod_paths_cross_the_super_spines() -> None:
+    topology = lab_topology(_plan(THREE_TIER))
+    leaves = [s for s in topology.switches if s.role == "leaf"]
+    first = next(s for s in leaves if s.pod == 1)
+    other = next(s for s in leaves if s.pod == 2)
+    paths = expect.path_cables(topology, first.name, other.name)
+    roles = {topology.switch(node).role for node, _ in paths}
+    assert roles == {"leaf", "spine"}  # lower ends: leaf uplinks and spine uplinks (to super-spines)
+    assert any(topology.switch(node).role == "spine" and topology.switch(node).pod == 2 for node, _ in paths)

@@ -276,3 +276,68 @@ def test_ansible_reads_the_group_variables_through_the_plugin(tmp_path: Path) ->
         "ansible.netcommon.httpapi",
     )
     assert (seen["pod2-leaf01"]["fabricgen_deploy_role"], seen["pod2-leaf01"]["ansible_network_os"]) == ("nxos_deploy", "cisco.nxos.nxos")
+
+
+# --- device drivers --------------------------------------------------------------------------------
+
+SHOW = ROOT / "tests" / "data" / "show"
+
+
+def _show(name: str) -> Any:
+    return json.loads((SHOW / name).read_text(encoding="utf-8"))
+
+
+def test_each_pushed_platform_has_a_driver_and_a_child_inherits_it(extra_platforms: Path) -> None:
+    _platform(extra_platforms, "toy", "parent: eos\n")
+    found = registry.drivers()
+    assert sorted(found) == ["eos", "nxos", "toy"]  # infiniband and frr: nothing is pushed to a switch
+    assert found["toy"] is found["eos"]
+    assert registry.driver("cisco.nxos.nxos") is found["nxos"]
+    with pytest.raises(KeyError, match="no device driver for platform 'infiniband'"):
+        registry.driver("infiniband")
+
+
+@pytest.mark.parametrize("platform", ["eos", "nxos"])
+def test_a_driver_reads_its_platforms_captured_bgp_summary(platform: str) -> None:
+    """Expected values read from the fixture's JSON here, by the shape its README documents."""
+    raw = _show(f"{platform}_show_ip_bgp_summary.json")
+    if platform == "eos":
+        peers = {a: (p["peerState"], int(p["prefixReceived"])) for vrf in raw["vrfs"].values() for a, p in vrf["peers"].items()}
+    else:
+        saf = raw["TABLE_vrf"]["ROW_vrf"]["TABLE_af"]["ROW_af"]["TABLE_saf"]["ROW_saf"]
+        peers = {r["neighborid"]: (r["state"], int(r["prefixreceived"])) for r in saf["TABLE_neighbor"]["ROW_neighbor"]}
+    sessions = registry.driver(platform).bgp_sessions(raw)
+    assert peers and {a: (s.state, s.prefixes) for a, s in sessions.items()} == peers
+    assert registry.driver(platform).bgp_sessions({"result": []}) == {}  # an unknown shape reads as nothing
+
+
+@pytest.mark.parametrize("platform", ["eos", "nxos"])
+def test_a_driver_reads_its_platforms_captured_lldp_neighbors(platform: str) -> None:
+    neighbors = registry.driver(platform).lldp_neighbors(_show(f"{platform}_show_lldp_neighbors.json"))
+    first = ("ethernet1/1", ("lab1-leaf01", "ethernet1/1")) if platform == "eos" else ("ethernet1/1", ("lab1-spine01", "ethernet1/1"))
+    assert neighbors[first[0]] == first[1]
+    assert "ethernet1/2" in neighbors or "ethernet2/1" in neighbors
+
+
+def test_the_other_platforms_driver_reads_nothing_of_a_shape() -> None:
+    """Baseline picks the host's driver: an NX-OS output read as EOS gives nothing (the checks
+    then fail closed), instead of two parsers' results merged."""
+    eos, nxos = registry.driver("eos"), registry.driver("nxos")
+    assert nxos.bgp_sessions(_show("eos_show_ip_bgp_summary.json")) == {}
+    assert eos.bgp_sessions(_show("nxos_show_ip_bgp_summary.json")) == {}
+    assert eos.lldp_neighbors(_show("nxos_show_lldp_neighbors.json")) == {}
+
+
+def test_the_filter_table_is_generated_from_the_registry(extra_platforms: Path) -> None:
+    """Each platform with a driver gets its post-check and device-diff filters, a child through
+    its parent's driver: nothing in push/ lists platforms."""
+    from fabricgen.push.filters import ansible_filters
+
+    _platform(extra_platforms, "toy", "parent: eos\n")
+    filters = ansible_filters()
+    for name in ("eos", "nxos", "toy"):
+        assert {f"fabricgen_{name}_problems", f"fabricgen_{name}_bgp_problems", f"fabricgen_{name}_pfc_problems"} <= set(filters)
+    assert filters["fabricgen_toy_session_diff_lines"] is filters["fabricgen_eos_session_diff_lines"]
+    summary = {"vrfs": {"default": {"peers": {"10.0.0.0": {"peerState": "Idle"}}}}}
+    assert filters["fabricgen_toy_bgp_problems"](summary, ["10.0.0.0"]) == ["10.0.0.0 (Idle)"]
+    assert "fabricgen_infiniband_problems" not in filters

@@ -1,4 +1,4 @@
-"""The post-check filters (fabricgen.push.postchecks) on `show ... | json` outputs.
+"""The post-check filters (fabricgen.push.postchecks, each platform's generated from its driver) on `show ... | json` outputs.
 
 The samples follow the JSON shapes EOS eAPI and NX-API return for these commands (EOS: dicts
 keyed by peer / interface; NX-OS: TABLE_x / ROW_x with a single row as a dict and several as a
@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from fabricgen.push import postchecks as pc
+
+FILTERS = pc.ansible_filters()
 
 EOS_BGP: dict[str, Any] = {
     "vrfs": {
@@ -87,56 +89,62 @@ NXOS_PFC_ONE_ROW = {"TABLE_entry": {"ROW_entry": {"intf-name": "Ethernet1/61", "
 
 
 def test_nxos_rows_single_dict_and_list() -> None:
-    assert [r["neighborid"] for r in pc.nxos_rows(NXOS_BGP_ONE_ROW, "neighbor")] == ["10.21.0.0"]
-    assert [r["neighborid"] for r in pc.nxos_rows(NXOS_BGP_ROWS, "ROW_neighbor")] == ["10.21.0.0", "10.21.0.2"]
-    assert pc.nxos_rows({}, "neighbor") == []
-    assert pc.nxos_rows({"TABLE_neighbor": {"ROW_neighbor": None}}, "neighbor") == []
+    assert [r["neighborid"] for r in FILTERS["fabricgen_nxos_rows"](NXOS_BGP_ONE_ROW, "neighbor")] == ["10.21.0.0"]
+    assert [r["neighborid"] for r in FILTERS["fabricgen_nxos_rows"](NXOS_BGP_ROWS, "ROW_neighbor")] == ["10.21.0.0", "10.21.0.2"]
+    assert FILTERS["fabricgen_nxos_rows"]({}, "neighbor") == []
+    assert FILTERS["fabricgen_nxos_rows"]({"TABLE_neighbor": {"ROW_neighbor": None}}, "neighbor") == []
 
 
 def test_bgp_established_missing_and_down() -> None:
     planned = [{"address": "10.21.0.0"}, {"address": "10.21.0.2"}, {"address": "10.21.0.4"}]
-    assert pc.eos_bgp_problems(EOS_BGP, planned) == ["10.21.0.2 (Active)", "10.21.0.4 (not configured)"]
-    assert pc.nxos_bgp_problems(NXOS_BGP_ROWS, planned) == ["10.21.0.2 (Idle)", "10.21.0.4 (not configured)"]
-    assert pc.nxos_bgp_problems(NXOS_BGP_ONE_ROW, ["10.21.0.0"]) == []
-    assert pc.eos_bgp_problems({}, ["10.21.0.0"]) == ["10.21.0.0 (not configured)"]  # fails closed
+    assert FILTERS["fabricgen_eos_bgp_problems"](EOS_BGP, planned) == ["10.21.0.2 (Active)", "10.21.0.4 (not configured)"]
+    assert FILTERS["fabricgen_nxos_bgp_problems"](NXOS_BGP_ROWS, planned) == ["10.21.0.2 (Idle)", "10.21.0.4 (not configured)"]
+    assert FILTERS["fabricgen_nxos_bgp_problems"](NXOS_BGP_ONE_ROW, ["10.21.0.0"]) == []
+    assert FILTERS["fabricgen_eos_bgp_problems"]({}, ["10.21.0.0"]) == ["10.21.0.0 (not configured)"]  # fails closed
 
 
 def test_interfaces_up() -> None:
-    assert pc.eos_interface_problems(EOS_STATUS, ["Ethernet1/1", "Ethernet2/1", "Ethernet3/1"]) == [
+    assert FILTERS["fabricgen_eos_interface_problems"](EOS_STATUS, ["Ethernet1/1", "Ethernet2/1", "Ethernet3/1"]) == [
         "Ethernet2/1 (notconnect)",
         "Ethernet3/1 (missing)",
     ]
-    assert pc.nxos_interface_problems(NXOS_BRIEF, ["Ethernet1/61", "Ethernet1/62"]) == ["Ethernet1/62 (down)"]
+    assert FILTERS["fabricgen_nxos_interface_problems"](NXOS_BRIEF, ["Ethernet1/61", "Ethernet1/62"]) == ["Ethernet1/62 (down)"]
     # NX-OS / EOS abbreviations compare equal to the planned full names
     assert (
-        pc.nxos_interface_problems({"TABLE_interface": {"ROW_interface": {"interface": "Eth1/61", "state": "up"}}}, ["Ethernet1/61"]) == []
+        FILTERS["fabricgen_nxos_interface_problems"](
+            {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/61", "state": "up"}}}, ["Ethernet1/61"]
+        )
+        == []
     )
 
 
 def test_pfc() -> None:
     eos = {"interfaceStatuses": {"Ethernet1/1": {"enabled": True}, "Ethernet2/1": {"enabled": False}}}
-    assert pc.eos_pfc_problems(eos, ["Ethernet1/1", "Ethernet2/1", "Ethernet9/1"]) == ["Ethernet2/1 (PFC off)", "Ethernet9/1 (missing)"]
-    assert pc.nxos_pfc_problems(NXOS_PFC_ONE_ROW, ["Ethernet1/61"]) == []
+    assert FILTERS["fabricgen_eos_pfc_problems"](eos, ["Ethernet1/1", "Ethernet2/1", "Ethernet9/1"]) == [
+        "Ethernet2/1 (PFC off)",
+        "Ethernet9/1 (missing)",
+    ]
+    assert FILTERS["fabricgen_nxos_pfc_problems"](NXOS_PFC_ONE_ROW, ["Ethernet1/61"]) == []
     off = {"TABLE_entry": {"ROW_entry": [{"intf-name": "Ethernet1/61", "mode": "On", "oper": "Off"}]}}
-    assert pc.nxos_pfc_problems(off, ["Ethernet1/61"]) == ["Ethernet1/61 (PFC off)"]
+    assert FILTERS["fabricgen_nxos_pfc_problems"](off, ["Ethernet1/61"]) == ["Ethernet1/61 (PFC off)"]
 
 
 def test_combined_problems_prefix_each_check() -> None:
     outputs = {"bgp": EOS_BGP, "interfaces": EOS_STATUS}
-    problems = pc.eos_problems(outputs, ["10.21.0.0", "10.21.0.2"], ["Ethernet1/1"], [])
+    problems = FILTERS["fabricgen_eos_problems"](outputs, ["10.21.0.0", "10.21.0.2"], ["Ethernet1/1"], [])
     assert problems == ["bgp: 10.21.0.2 (Active)"]
-    assert pc.eos_problems({"bgp": "not json"}, ["10.21.0.0"]) == ["bgp: expected JSON output, got str"]
-    assert pc.nxos_problems({"bgp": NXOS_BGP_ONE_ROW, "pfc": NXOS_PFC_ONE_ROW}, ["10.21.0.0"], [], ["Ethernet1/61"]) == []
-    assert pc.nxos_problems({"mtu": {}}) == ["mtu: unknown post-check"]
+    assert FILTERS["fabricgen_eos_problems"]({"bgp": "not json"}, ["10.21.0.0"]) == ["bgp: expected JSON output, got str"]
+    assert FILTERS["fabricgen_nxos_problems"]({"bgp": NXOS_BGP_ONE_ROW, "pfc": NXOS_PFC_ONE_ROW}, ["10.21.0.0"], [], ["Ethernet1/61"]) == []
+    assert FILTERS["fabricgen_nxos_problems"]({"mtu": {}}) == ["mtu: unknown post-check"]
 
 
 def test_device_diffs() -> None:
     session = "--- system:/running-config\n+++ session:/fg_CHG1\n@@ -1,3 +1,3 @@\n hostname leaf1\n-username old\n+username new\n"
-    assert pc.eos_session_diff_lines(session) == ["-username old", "+username new"]
-    assert pc.eos_session_diff_lines("") == []
-    assert pc.nxos_patch_lines("Collecting Running-Config\n#Generating Rollback Patch\nRollback Patch is Empty\n") == []
+    assert FILTERS["fabricgen_eos_session_diff_lines"](session) == ["-username old", "+username new"]
+    assert FILTERS["fabricgen_eos_session_diff_lines"]("") == []
+    assert FILTERS["fabricgen_nxos_patch_lines"]("Collecting Running-Config\n#Generating Rollback Patch\nRollback Patch is Empty\n") == []
     patch = "Collecting Running-Config\n#Generating Rollback Patch\n!!\ninterface Ethernet1/61\n  mtu 9216\n"
-    assert pc.nxos_patch_lines(patch) == ["interface Ethernet1/61", "  mtu 9216"]
+    assert FILTERS["fabricgen_nxos_patch_lines"](patch) == ["interface Ethernet1/61", "  mtu 9216"]
 
 
 def test_config_lines_drop_comments_and_end_keep_indentation() -> None:
@@ -160,7 +168,9 @@ def test_opensm_restart_needed(old: str, new: str, restart: bool) -> None:
 
 def test_filters_are_exposed_to_ansible() -> None:
     filters = pc.ansible_filters()
-    assert filters["fabricgen_eos_problems"] is pc.eos_problems
+    assert {"fabricgen_eos_problems", "fabricgen_nxos_patch_lines", "fabricgen_eos_session_diff_lines", "fabricgen_config_lines"} <= set(
+        filters
+    )
     assert all(name.startswith("fabricgen_") for name in filters)
 
 

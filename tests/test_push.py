@@ -173,7 +173,7 @@ NEIGHBORS = [{"address": "10.0.0.0", "peer": "spine1"}, {"address": "10.0.0.2", 
 
 
 def _problems(before: dict[str, object], after: dict[str, object], done: tuple[str, ...] = ()) -> list[str]:
-    return baseline.switch_problems(before, after, NEIGHBORS, done, ["Ethernet1"], [], [])
+    return baseline.switch_problems(before, after, NEIGHBORS, done, ["Ethernet1"], [], [], platform="eos")
 
 
 def test_day0_passes_while_the_far_end_is_not_on_the_new_config_yet() -> None:
@@ -197,11 +197,11 @@ def test_a_two_ended_change_may_drop_a_session_only_to_a_far_end_that_has_yet_to
     # required; the same drop on a session the change does not touch is a regression.
     before = {"bgp": _eos_bgp({"10.0.0.0": ("Established", 5), "10.0.0.2": ("Established", 5)})}
     after = {"bgp": _eos_bgp({"10.0.0.0": ("Active", 0), "10.0.0.2": ("Established", 5)})}
-    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ["10.0.0.0"]) == []
-    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ["10.0.0.2"]) == [
+    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ["10.0.0.0"], platform="eos") == []
+    assert baseline.switch_problems(before, after, NEIGHBORS, (), [], [], [], ["10.0.0.2"], platform="eos") == [
         "bgp: 10.0.0.0 was Established before the change, now Active"
     ]
-    assert baseline.switch_problems(before, after, NEIGHBORS, ("spine1",), [], [], [], ["10.0.0.0"]) == [
+    assert baseline.switch_problems(before, after, NEIGHBORS, ("spine1",), [], [], [], ["10.0.0.0"], platform="eos") == [
         "bgp: 10.0.0.0 was Established before the change, now Active"
     ]
 
@@ -217,12 +217,17 @@ def test_a_canary_fails_when_every_peer_is_in_the_change_but_no_session_identity
     assert len(neighbors) > 8
     before = {"bgp": _eos_bgp({n["address"]: ("Established", 3) for n in neighbors})}
     after = {"bgp": _eos_bgp({n["address"]: ("Idle", 0) for n in neighbors})}
-    problems = baseline.switch_problems(before, after, neighbors, (), [], [], [], two_ended_sessions(staged, running, "eos"))
+    problems = baseline.switch_problems(
+        before, after, neighbors, (), [], [], [], two_ended_sessions(staged, running, "eos"), platform="eos"
+    )
     assert len(problems) == len(neighbors) and all("was Established before the change, now Idle" in p for p in problems)
     # The same spine with every leaf's ASN changing in its staged config: those sessions may wait.
     renumbered = re.sub(r"remote-as 651(\d\d)", r"remote-as 652\1", running)
     assert two_ended_sessions(renumbered, running, "eos") == sorted(n["address"] for n in neighbors)
-    assert baseline.switch_problems(before, after, neighbors, (), [], [], [], two_ended_sessions(renumbered, running, "eos")) == []
+    assert (
+        baseline.switch_problems(before, after, neighbors, (), [], [], [], two_ended_sessions(renumbered, running, "eos"), platform="eos")
+        == []
+    )
 
 
 def test_two_ended_sessions_read_nxos_templates_and_removed_neighbors() -> None:
@@ -241,7 +246,9 @@ def test_two_ended_sessions_read_nxos_templates_and_removed_neighbors() -> None:
 def test_a_session_the_plan_dropped_may_go_one_it_still_has_may_not() -> None:
     before = {"bgp": _eos_bgp({"10.0.0.0": ("Established", 5), "10.9.9.9": ("Established", 5)})}
     after = {"bgp": _eos_bgp({"10.0.0.0": ("Idle", 0)})}
-    assert baseline.switch_problems(before, after, NEIGHBORS) == ["bgp: 10.0.0.0 was Established before the change, now Idle"]
+    assert baseline.switch_problems(before, after, NEIGHBORS, platform="eos") == [
+        "bgp: 10.0.0.0 was Established before the change, now Idle"
+    ]
 
 
 def test_an_optic_dead_before_the_change_does_not_block_but_a_new_failure_does() -> None:
@@ -249,7 +256,7 @@ def test_an_optic_dead_before_the_change_does_not_block_but_a_new_failure_does()
     assert _problems({"interfaces": status}, {"interfaces": status}) == []
     broken = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "notconnect"}, "Ethernet2": {"linkStatus": "notconnect"}}}
     fabric = ["Ethernet1", "Ethernet2"]
-    assert baseline.switch_problems({"interfaces": status}, {"interfaces": broken}, fabric_interfaces=fabric) == [
+    assert baseline.switch_problems({"interfaces": status}, {"interfaces": broken}, fabric_interfaces=fabric, platform="eos") == [
         "interfaces: Ethernet2 was up before the change, now notconnect"
     ]
 
@@ -258,7 +265,7 @@ def test_a_server_port_going_down_during_the_post_check_is_not_the_change_s_faul
     # Ethernet5 is a host port (a GPU server rebooting); only fabric links count.
     before = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "connected"}, "Ethernet5": {"linkStatus": "connected"}}}
     after = {"interfaceStatuses": {"Ethernet1": {"linkStatus": "connected"}, "Ethernet5": {"linkStatus": "notconnect"}}}
-    assert baseline.switch_problems({"interfaces": before}, {"interfaces": after}, fabric_interfaces=["Ethernet1"]) == []
+    assert baseline.switch_problems({"interfaces": before}, {"interfaces": after}, fabric_interfaces=["Ethernet1"], platform="eos") == []
 
 
 @pytest.mark.parametrize(
@@ -273,19 +280,19 @@ def test_a_server_port_going_down_during_the_post_check_is_not_the_change_s_faul
     ],
 )
 def test_an_unrecognised_show_shape_fails_closed(check: str, output: object) -> None:
-    problems = baseline.switch_problems({check: output}, {check: output})
+    problems = baseline.switch_problems({check: output}, {check: output}, platform="eos")
     assert len(problems) == 1 and problems[0].startswith(f"{check}: output not recognised"), problems
 
 
 def test_lldp_must_match_the_cabling_plan() -> None:
     plan = [{"interface": "Ethernet1", "peer": "spine1", "peer_interface": "Ethernet9"}]
     good = {"lldpNeighbors": [{"port": "Ethernet1", "neighborDevice": "spine1.example.net", "neighborPort": "Ethernet9"}]}
-    swapped = {"TABLE_nbor": {"ROW_nbor": {"l_port_id": "Eth1", "chassis_id": "spine2", "port_id": "Ethernet9"}}}
-    assert baseline.switch_problems({}, {"lldp": good}, lldp_plan=plan) == []
-    assert baseline.switch_problems({}, {"lldp": swapped}, lldp_plan=plan) == [
+    swapped = {"lldpNeighbors": [{"port": "Et1", "neighborDevice": "spine2", "neighborPort": "Ethernet9"}]}
+    assert baseline.switch_problems({}, {"lldp": good}, lldp_plan=plan, platform="eos") == []
+    assert baseline.switch_problems({}, {"lldp": swapped}, lldp_plan=plan, platform="eos") == [
         "lldp: Ethernet1 sees spine2 ethernet9, the cabling plan says spine1 Ethernet9"
     ]
-    assert baseline.switch_problems({"lldp": good}, {"lldp": {"lldpNeighbors": []}}, lldp_plan=plan) == [
+    assert baseline.switch_problems({"lldp": good}, {"lldp": {"lldpNeighbors": []}}, lldp_plan=plan, platform="eos") == [
         "lldp: Ethernet1 saw spine1 before the change, nothing now"
     ]
 
@@ -293,20 +300,43 @@ def test_lldp_must_match_the_cabling_plan() -> None:
 def test_errors_are_judged_by_rate_and_any_watchdog_drop_fails() -> None:
     before = {
         "watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 4}}}}},
-        "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 0}}},
+        "errors": {"interfaceErrorCounters": {"Ethernet1": {"fcsErrors": 0}}},
     }
-    assert baseline.switch_problems(before, dict(before)) == []
-    ticked = {**before, "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 2}}}}
-    assert baseline.switch_problems(before, ticked, elapsed=60) == []  # 2 in 60 s: under 0.1/s
+    assert baseline.switch_problems(before, dict(before), platform="eos") == []
+    ticked = {**before, "errors": {"interfaceErrorCounters": {"Ethernet1": {"fcsErrors": 2}}}}
+    assert baseline.switch_problems(before, ticked, elapsed=60, platform="eos") == []  # 2 in 60 s: under 0.1/s
     grown = {
         "watchdog": {"interfaces": {"Et1": {"txQueues": {"3": {"droppedPackets": 5}}}}},
-        "errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 900}}},
+        "errors": {"interfaceErrorCounters": {"Ethernet1": {"fcsErrors": 900}}},
     }
-    assert baseline.switch_problems(before, grown, elapsed=60) == [
-        "errors: TABLE_interface/ROW_interface/eth-fcs-err grew from 0 to 900 in 60 s (threshold 0.1/s)",
+    assert baseline.switch_problems(before, grown, elapsed=60, platform="eos") == [
+        "errors: interfaceErrorCounters/Ethernet1/fcsErrors grew from 0 to 900 in 60 s (threshold 0.1/s)",
         "watchdog: interfaces/Et1/txQueues/3/droppedPackets grew from 4 to 5 in 60 s (threshold 0/s)",
     ]
-    assert baseline.switch_problems(before, grown, elapsed=60, counter_rates={"errors": 20, "watchdog": 1}) == []
+    assert baseline.switch_problems(before, grown, elapsed=60, counter_rates={"errors": 20, "watchdog": 1}, platform="eos") == []
+    nxos = {"errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 0}}}}
+    nxos_grown = {"errors": {"TABLE_interface": {"ROW_interface": {"interface": "Eth1/1", "eth-fcs-err": 900}}}}
+    assert baseline.switch_problems(nxos, nxos_grown, elapsed=60, platform="cisco.nxos.nxos") == [
+        "errors: TABLE_interface/ROW_interface/eth-fcs-err grew from 0 to 900 in 60 s (threshold 0.1/s)"
+    ]
+
+
+@pytest.mark.parametrize(("platform", "other"), [("arista.eos.eos", "nxos"), ("cisco.nxos.nxos", "eos")])
+def test_the_host_s_driver_reads_the_output_and_another_platform_s_shape_fails(platform: str, other: str) -> None:
+    """The post-check reads a host's outputs with its own platform's driver: a BGP summary in the
+    other platform's shape is not understood and fails, where merging both parsers read it."""
+    bgp = {
+        "eos": {"vrfs": {"default": {"peers": {"10.0.0.0": {"peerState": "Established", "prefixReceived": 3}}}}},
+        "nxos": {
+            "TABLE_vrf": {
+                "ROW_vrf": {"TABLE_neighbor": {"ROW_neighbor": {"neighborid": "10.0.0.0", "state": "Established", "prefixreceived": "3"}}}
+            }
+        },
+    }
+    own = bgp["nxos" if "nxos" in platform else "eos"]
+    assert baseline.switch_problems({"bgp": own}, {"bgp": own}, NEIGHBORS[:1], platform=platform) == []
+    problems = baseline.switch_problems({"bgp": bgp[other]}, {"bgp": bgp[other]}, NEIGHBORS[:1], platform=platform)
+    assert len(problems) == 1 and problems[0].startswith("bgp: output not recognised"), problems
 
 
 def test_peers_on_new_config_reads_only_the_planned_peers() -> None:
@@ -480,23 +510,28 @@ def _eos_bfd(peers: dict[str, str]) -> dict[str, object]:
 
 def test_a_bfd_peer_up_before_stays_up_and_one_to_a_far_end_on_the_new_config_must_be_up() -> None:
     before = {"bfd": _eos_bfd({"10.0.0.0": "up", "10.0.0.2": "up"})}
-    assert baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "up", "10.0.0.2": "up"})}, NEIGHBORS) == []
-    assert baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "down"})}, NEIGHBORS) == [
+    assert baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "up", "10.0.0.2": "up"})}, NEIGHBORS, platform="eos") == []
+    assert baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "down"})}, NEIGHBORS, platform="eos") == [
         "bfd: 10.0.0.0 was up before the change, now down",
         "bfd: 10.0.0.2 was up before the change, now gone",
     ]
     # a two-ended change waiting for its far end excuses the same sessions BGP excuses
     assert (
-        baseline.switch_problems(before, {"bfd": _eos_bfd({"10.0.0.0": "down", "10.0.0.2": "up"})}, NEIGHBORS, (), [], [], [], ["10.0.0.0"])
+        baseline.switch_problems(
+            before, {"bfd": _eos_bfd({"10.0.0.0": "down", "10.0.0.2": "up"})}, NEIGHBORS, (), [], [], [], ["10.0.0.0"], platform="eos"
+        )
         == []
     )
     day0 = {"bfd": _eos_bfd({"10.0.0.0": "down"})}
-    assert baseline.switch_problems({"bfd": {}}, day0, NEIGHBORS) == []
-    assert baseline.switch_problems({"bfd": {}}, day0, NEIGHBORS, ("spine1",)) == [
+    assert baseline.switch_problems({"bfd": {}}, day0, NEIGHBORS, platform="eos") == []
+    assert baseline.switch_problems({"bfd": {}}, day0, NEIGHBORS, ("spine1",), platform="eos") == [
         "bfd: 10.0.0.0 (spine1, already on the new config) is down"
     ]
+    nxos_up = {"TABLE_bfdNeighbor": {"ROW_bfdNeighbor": {"dest_ip_addr": "10.0.0.0", "local_state": "Up"}}}
     nxos = {"TABLE_bfdNeighbor": {"ROW_bfdNeighbor": {"dest_ip_addr": "10.0.0.0", "local_state": "Down"}}}
-    assert baseline.switch_problems({"bfd": _eos_bfd({"10.0.0.0": "up"})}, {"bfd": nxos}, NEIGHBORS) == [
+    assert baseline.switch_problems({"bfd": nxos_up}, {"bfd": nxos}, NEIGHBORS, platform="nxos") == [
         "bfd: 10.0.0.0 was up before the change, now down"
     ]
-    assert baseline.switch_problems({"bfd": {}}, {"bfd": {"peers": []}}, NEIGHBORS)[0].startswith("bfd: output not recognised")
+    assert baseline.switch_problems({"bfd": {}}, {"bfd": {"peers": []}}, NEIGHBORS, platform="eos")[0].startswith(
+        "bfd: output not recognised"
+    )

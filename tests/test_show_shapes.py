@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from fabricgen import platforms as registry
 from fabricgen.push import baseline
 from tests.standins.device_api import EosApi, NxosApi, StandinDevice
 
@@ -23,7 +24,7 @@ def _load(name: str) -> Any:
 
 
 def test_eos_lldp_real_shape() -> None:
-    assert baseline.lldp_neighbors(_load("eos_show_lldp_neighbors.json")) == {
+    assert registry.driver("eos").lldp_neighbors(_load("eos_show_lldp_neighbors.json")) == {
         "ethernet1/1": ("lab1-leaf01", "ethernet1/1"),  # the domain of the system name is dropped
         "ethernet2/1": ("lab1-leaf02", "ethernet1/1"),
         "management1": ("oob-sw01", "0800.274f.332d"),
@@ -31,7 +32,7 @@ def test_eos_lldp_real_shape() -> None:
 
 
 def test_nxos_lldp_real_shape_short_local_names_and_a_mac_port() -> None:
-    assert baseline.lldp_neighbors(_load("nxos_show_lldp_neighbors.json")) == {
+    assert registry.driver("nxos").lldp_neighbors(_load("nxos_show_lldp_neighbors.json")) == {
         "ethernet1/1": ("lab1-spine01", "ethernet1/1"),  # l_port_id is Eth1/1: the same port as Ethernet1/1
         "ethernet1/2": ("lab1-spine02", "ethernet1/1"),
         "ethernet1/33": ("gpu-host-a", "5254.0005.1632"),
@@ -43,22 +44,22 @@ def test_lldp_of_the_real_shapes_against_a_cabling_plan() -> None:
         {"interface": "Ethernet1/1", "peer": "lab1-spine01", "peer_interface": "Ethernet1/1"},
         {"interface": "Ethernet1/2", "peer": "lab1-spine02", "peer_interface": "Ethernet1/2"},  # miscabled in the fixture
     ]
-    problems = baseline.switch_problems({}, {"lldp": _load("nxos_show_lldp_neighbors.json")}, lldp_plan=plan)
+    problems = baseline.switch_problems({}, {"lldp": _load("nxos_show_lldp_neighbors.json")}, lldp_plan=plan, platform="nxos")
     assert problems == ["lldp: Ethernet1/2 sees lab1-spine02 ethernet1/1, the cabling plan says lab1-spine02 Ethernet1/2"]
 
 
 def test_eos_bgp_summary_real_shape() -> None:
-    sessions = baseline.bgp_sessions(_load("eos_show_ip_bgp_summary.json"))
+    sessions = registry.driver("eos").bgp_sessions(_load("eos_show_ip_bgp_summary.json"))
     assert {a: (s.state, s.prefixes) for a, s in sessions.items()} == {"10.21.0.1": ("Established", 3), "10.21.0.3": ("Active", 0)}
 
 
 def test_nxos_bgp_summary_real_shape_counts_are_strings() -> None:
-    sessions = baseline.bgp_sessions(_load("nxos_show_ip_bgp_summary.json"))
+    sessions = registry.driver("nxos").bgp_sessions(_load("nxos_show_ip_bgp_summary.json"))
     assert {a: (s.state, s.prefixes) for a, s in sessions.items()} == {"10.21.0.0": ("Established", 13), "10.21.0.4": ("Idle", 0)}
     before = {"bgp": _load("nxos_show_ip_bgp_summary.json")}
     neighbors = [{"address": "10.21.0.0", "peer": "lab1-spine01"}, {"address": "10.21.0.4", "peer": "lab1-spine02"}]
     # spine02 is on the new config and its session is Idle: that fails; the Established one with 13 prefixes passes
-    assert baseline.switch_problems(before, before, neighbors, ["lab1-spine01", "lab1-spine02"]) == [
+    assert baseline.switch_problems(before, before, neighbors, ["lab1-spine01", "lab1-spine02"], platform="nxos") == [
         "bgp: 10.21.0.4 (lab1-spine02, already on the new config) is Idle"
     ]
 
@@ -87,9 +88,9 @@ def _device(platform: str) -> StandinDevice:
 
 
 def _rows(data: Any, table: str) -> list[dict[str, Any]]:
-    from fabricgen.push.postchecks import nxos_rows
+    from fabricgen.platforms.nxos.driver import rows
 
-    return nxos_rows(data, table)
+    return rows(data, table)
 
 
 @pytest.mark.parametrize(
@@ -124,10 +125,10 @@ def test_the_standins_answer_in_the_real_shape(platform: str, command: str, fixt
             assert set(_rows(answer, table)[0]) <= set(_rows(real, table)[-1]), table
     # and the parser reads the stand-in's answer to the same sessions / neighbors it was given
     if "lldp" in command:
-        assert baseline.lldp_neighbors(answer) == {
+        assert registry.driver(platform).lldp_neighbors(answer) == {
             "ethernet1/1": ("lab1-spine01", "ethernet1/1"),
             "ethernet1/2": ("lab1-spine02", "ethernet1/1"),
         }
     else:
-        sessions = baseline.bgp_sessions(answer)
+        sessions = registry.driver(platform).bgp_sessions(answer)
         assert {a: (s.state, s.prefixes) for a, s in sessions.items()} == {"10.21.0.0": ("Established", 2), "10.21.0.4": ("Active", 0)}

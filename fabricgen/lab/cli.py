@@ -47,6 +47,11 @@ def _topology(inventory: Path, need_root: bool = True) -> object:
             _refuse("fabricgen lab needs root or CAP_NET_ADMIN (network namespaces, veths): run it with sudo")
         if not frr_installed() or not lldpd_installed():
             _refuse("fabricgen lab needs the Debian packages frr and lldpd (apt-get install frr lldpd)")
+        from fabricgen.lab.capacity import refusal, this_machine
+
+        too_big = refusal(topology, this_machine())
+        if too_big:
+            _refuse(f"{inventory}: {too_big}")
     return topology
 
 

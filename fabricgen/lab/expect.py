@@ -101,3 +101,39 @@ def ping_pairs(topology: LabTopology) -> list[tuple[str, str, str, str, str]]:
         (src_server, src), (dst_server, dst) = by_leaf[leaf][0], by_leaf[other][-1]
         pairs.append((src_server, src, dst_server, dst, leaf))
     return pairs
+
+
+CableKey = tuple[str, str]
+"""A cable by its lower end: (a node, a kernel name)."""
+
+
+def path_cables(topology: LabTopology, source: str, destination: str) -> frozenset[CableKey]:
+    """Every switch-to-switch cable a packet from leaf `source` to leaf `destination` may cross,
+    whatever the ECMP hash picks: up to an upper switch that reaches `destination`, then down
+    directly, or over a super-spine and the destination pod's spine of that plane (the paths
+    `ecmp_width` counts)."""
+    ups: dict[str, list[LabCable]] = defaultdict(list)
+    downs: dict[str, list[LabCable]] = defaultdict(list)
+    for cable in fabric_cables(topology):
+        ups[cable.a_node].append(cable)
+        downs[cable.z_node].append(cable)
+    asn = {s.name: s.asn for s in topology.switches}
+    found: set[LabCable] = set()
+    for first in ups[source]:
+        upper = first.z_node
+        last = [c for c in downs[upper] if c.a_node == destination]
+        if last:
+            found.update((first, *last))
+        for second in ups[upper]:
+            for third in downs[second.z_node]:
+                if asn[third.a_node] == asn[upper]:
+                    continue
+                final = [c for c in downs[third.a_node] if c.a_node == destination]
+                if final:
+                    found.update((first, second, third, *final))
+    return frozenset((c.a_node, c.a_kernel) for c in found)
+
+
+def leaf_of_address(topology: LabTopology) -> dict[str, str]:
+    """Server NIC address -> the leaf it is cabled to."""
+    return {nic.address: nic.leaf for server in topology.servers for nic in server.nics if nic.address}

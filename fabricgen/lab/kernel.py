@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -33,10 +34,41 @@ def run(argv: Sequence[str], *, timeout: float = 60, check: bool = True, input_t
 
 
 def ip_batch(commands: Iterable[str], namespace: str | None = None, *, force: bool = False) -> None:
-    """Run iproute2 commands in one process (`ip [-n NS] -batch FILE`); `force` goes on past errors."""
-    lines = list(commands)
-    if not lines:
-        return
+    """Run iproute2 commands in as few processes as fit (`ip [-n NS] -batch FILE`); `force`
+    goes on past errors. Batches are cut so that no process runs out of file descriptors."""
+    for chunk in batches(list(commands), netns_budget()):
+        _run_batch(chunk, namespace, force)
+
+
+def netns_budget() -> int:
+    """`netns NAME` arguments one `ip -batch` process may take: iproute2 (6.1) opens
+    /run/netns/NAME for each and keeps it open until the process exits, so past the
+    descriptor limit the open fails and ip reports `Invalid "netns" value`."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(16, (soft if soft != resource.RLIM_INFINITY else 65536) - 64)
+
+
+def batches(lines: list[str], budget: int) -> list[list[str]]:
+    """`lines` cut into runs whose `netns` arguments stay within `budget`.
+
+    >>> [len(b) for b in batches(["link add a netns x type veth peer name b netns y"] * 5, 4)]
+    [2, 2, 1]
+    >>> batches([], 4)
+    []
+    """
+    out: list[list[str]] = []
+    used = budget
+    for line in lines:
+        cost = line.split().count("netns")
+        if not out or used + cost > budget:
+            out.append([])
+            used = 0
+        out[-1].append(line)
+        used += cost
+    return out
+
+
+def _run_batch(lines: list[str], namespace: str | None, force: bool) -> None:
     with tempfile.NamedTemporaryFile("w", prefix="fabricgen-lab-", suffix=".ip", delete=False) as handle:
         handle.write("\n".join(lines) + "\n")
         path = handle.name

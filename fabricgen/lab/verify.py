@@ -204,30 +204,56 @@ def check_advertised(lab: Lab, plan: LabTopology) -> Check:
 
 
 def check_mtu(lab: Lab, plan: LabTopology) -> Check:
+    """A link that cannot carry the host MTU is one failure; a DF ping that may have crossed it
+    is counted against that link, not reported again (one cause, one message). A failed ping no
+    short link explains is its own failure."""
     size = expect.largest_host_mtu(plan)
     check = Check(6, "mtu", f"MTU: DF pings of {size} bytes between servers on different leaves; every fabric link carries {size}")
     if not size:
         check.skipped = "no servers planned"
         return check
+    short = _short_links(lab, plan, size, check)
+    pairs = expect.ping_pairs(plan)
+    failed = [pair for pair, passed in each(pairs, lambda p: lab.ping(p[0], p[1], p[3], size, count=2)) if passed is not True]
+    explained = attribute_pings(plan, failed, set(short))
+    for key, (message, node) in sorted(short.items()):
+        pings = sum(1 for link in explained.values() if link == key)
+        check.fail(node, message + (f"; {pings} DF ping(s) whose paths may cross it failed" if pings else ""))
+    for server, src, dst_server, dst, leaf in failed:
+        if (server, src, dst_server, dst, leaf) not in explained:
+            check.fail(leaf, f"DF ping of {size} bytes {server} {src} -> {dst_server} {dst} failed")
+    check.evidence.append(
+        f"{len(pairs) - len(failed)} of {len(pairs)} DF pings of {size} bytes answered, covering {len({p[4] for p in pairs})} leaves"
+    )
+    return check
+
+
+def _short_links(lab: Lab, plan: LabTopology, size: int, check: Check) -> dict[expect.CableKey, tuple[str, str]]:
+    """Fabric links whose smaller end MTU is below `size`: cable -> (message, node to name)."""
     mtus = {}
     for node, links in each([*(s.name for s in plan.switches)], lab.interfaces):
         if isinstance(links, LabError):
             check.fail(node, str(links))
             continue
         mtus.update({(node, link["ifname"]): int(link.get("mtu", 0)) for link in links})
+    short = {}
     for cable in expect.fabric_cables(plan):
         a, z = mtus.get((cable.a_node, cable.a_kernel), 0), mtus.get((cable.z_node, cable.z_kernel), 0)
         if min(a, z) < size:
-            check.fail(
-                cable.a_node,
-                f"link {cable.a_node} {cable.a_planned} (MTU {a}) - {cable.z_node} {cable.z_planned} (MTU {z}) cannot carry {size}-byte packets",
-            )
-    pairs = expect.ping_pairs(plan)
-    ok = 0
-    for (server, src, dst_server, dst, leaf), passed in each(pairs, lambda p: lab.ping(p[0], p[1], p[3], size, count=2)):
-        if passed is True:
-            ok += 1
-        else:
-            check.fail(leaf, f"DF ping of {size} bytes {server} {src} -> {dst_server} {dst} failed")
-    check.evidence.append(f"{ok} of {len(pairs)} DF pings of {size} bytes answered, covering {len({p[4] for p in pairs})} leaves")
-    return check
+            message = f"link {cable.a_node} {cable.a_planned} (MTU {a}) - {cable.z_node} {cable.z_planned} (MTU {z}) cannot carry {size}-byte packets"
+            short[(cable.a_node, cable.a_kernel)] = (message, cable.a_node)
+    return short
+
+
+Ping = tuple[str, str, str, str, str]
+
+
+def attribute_pings(plan: LabTopology, failed: list[Ping], short: set[expect.CableKey]) -> dict[Ping, expect.CableKey]:
+    """Each failed ping whose possible paths cross a short link -> that link (the first, sorted)."""
+    leaf_of = expect.leaf_of_address(plan)
+    explained = {}
+    for ping in failed:
+        crossed = sorted(expect.path_cables(plan, ping[4], leaf_of.get(ping[3], "")) & short)
+        if crossed:
+            explained[ping] = crossed[0]
+    return explained

@@ -15,12 +15,15 @@ an OS is adding a folder (docs/architecture.md, "Adding a platform").
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fabricgen.core.datafile import read_yaml
+from fabricgen.platforms.driver import Driver
 
 HERE = Path(__file__).resolve().parent
 
@@ -92,6 +95,7 @@ def reload() -> None:
     """Forget what was read (after a change to `FOLDERS`)."""
     registry.cache_clear()
     ownership_tables.cache_clear()
+    drivers.cache_clear()
 
 
 @cache
@@ -147,3 +151,43 @@ def ansible_group_vars() -> dict[str, dict[str, Any]]:
         if variables:
             found[name] = variables
     return found
+
+
+def _driver_of(folder: Path) -> Driver:
+    """`DRIVER` of the folder's driver module (one of this package, or a file in a folder elsewhere)."""
+    if folder.parent == HERE:
+        module = importlib.import_module(f"{__name__}.{folder.name}.driver")
+    else:
+        spec = importlib.util.spec_from_file_location(f"fabricgen_platform_{folder.name}_driver", folder / "driver.py")
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{folder / 'driver.py'}: not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return cast(Driver, module.DRIVER)
+
+
+@cache
+def drivers() -> dict[str, Driver]:
+    """Platform name -> the reader of its device output (`driver.py` in its folder, or in its
+    nearest ancestor's), for the platforms the push talks to."""
+    platforms = registry()
+    found: dict[str, Driver] = {}
+    for name, data in platforms.items():
+        for ancestor in data["lineage"]:
+            folder = Path(platforms[ancestor]["folder"])
+            if (folder / "driver.py").is_file():
+                found[name] = _driver_of(folder)
+                break
+    return found
+
+
+def driver(platform: str) -> Driver:
+    """The driver of a platform, by fabricgen name (`eos`) or Ansible network OS (what a playbook
+    knows of its host: `ansible_network_os`); a KeyError names the platforms that have one."""
+    found = drivers()
+    if platform in found:
+        return found[platform]
+    for name, data in registry().items():
+        if name in found and data.get("facts", {}).get("ansible_network_os") == platform:
+            return found[name]
+    raise KeyError(f"no device driver for platform {platform!r} (platforms with one: {', '.join(found)})")

@@ -10,105 +10,21 @@ interfaces up before stay up (a GPU server rebooting on a host port is not the c
 PFC is on on every RoCE port; PFC watchdog drops and interface errors grow no faster than their
 threshold over the check window. One dead optic that was already dead does not block.
 
-Outputs are read by shape, not by platform: EOS JSON (`vrfs`, `interfaceStatuses`,
-`lldpNeighbors`) and NX-OS JSON (`TABLE_x`/`ROW_x`) are both understood. An output in neither
-shape fails the check: a parser that reads nothing must not pass.
+Outputs are read by the driver of the host's platform (`fabricgen/platforms/<os>/driver.py`,
+picked by `ansible_network_os`), never by trying every platform's parser on them: an output in
+a shape that driver does not know fails the check, as a parser that reads nothing must not pass.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricgen.push.postchecks import (
-    _short,
-    eos_bfd_states,
-    eos_interface_states,
-    eos_pfc_states,
-    nxos_bfd_states,
-    nxos_interface_states,
-    nxos_pfc_states,
-    nxos_rows,
-)
+from fabricgen import platforms as registry
+from fabricgen.platforms.driver import Driver, Session, host_part, short_interface
 
 UP = frozenset({"up", "connected"})
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    state: str
-    prefixes: int
-
-    @property
-    def established(self) -> bool:
-        return self.state.lower() == "established"
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
-def bgp_sessions(summary: Mapping[str, Any]) -> dict[str, Session]:
-    """`show ip bgp summary | json` of either platform -> {peer address: Session}."""
-    sessions: dict[str, Session] = {}
-    for vrf in (summary.get("vrfs") or {}).values():
-        for address, peer in (vrf.get("peers") or {}).items():
-            sessions[str(address)] = Session(str(peer.get("peerState", "unknown")), _int(peer.get("prefixReceived", 0)))
-    for row in nxos_rows(summary, "neighbor"):
-        address = row.get("neighborid") or row.get("neighbor-id")
-        if address is not None:
-            sessions[str(address)] = Session(str(row.get("state", "unknown")), _int(row.get("prefixreceived", 0)))
-    return sessions
-
-
-def interface_states(output: Mapping[str, Any]) -> dict[str, str]:
-    return {**eos_interface_states(output), **nxos_interface_states(output)}
-
-
-def pfc_states(output: Mapping[str, Any]) -> dict[str, bool]:
-    return {**eos_pfc_states(output), **nxos_pfc_states(output)}
-
-
-def lldp_neighbors(output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
-    """`show lldp neighbors | json` -> {local interface: (neighbor system name, its port)}."""
-    found: dict[str, tuple[str, str]] = {}
-    for entry in output.get("lldpNeighbors") or []:
-        found[_short(str(entry.get("port", "")))] = (_host(entry.get("neighborDevice")), _short(str(entry.get("neighborPort", ""))))
-    for row in nxos_rows(output, "nbor"):
-        found[_short(str(row.get("l_port_id", "")))] = (_host(row.get("chassis_id")), _short(str(row.get("port_id", ""))))
-    return found
-
-
-def _host(name: Any) -> str:
-    """LLDP system names may carry a domain: compare the host part."""
-    return str(name or "").split(".")[0].lower()
-
-
-def counters(output: Any, keys: str, path: str = "") -> dict[str, int]:
-    """Every numeric leaf whose key matches `keys` (a regex), by its path in the JSON document.
-
-    Shape-agnostic on purpose: PFC watchdog and error counter JSON differ between releases.
-
-    >>> counters({"interfaces": {"Et1": {"fcsErrors": 2, "name": "x"}}}, "(?i)errors")
-    {'interfaces/Et1/fcsErrors': 2}
-    """
-    found: dict[str, int] = {}
-    if isinstance(output, Mapping):
-        for name, value in output.items():
-            child = f"{path}/{name}" if path else str(name)
-            if isinstance(value, (Mapping, list)):
-                found.update(counters(value, keys, child))
-            elif isinstance(value, (int, float)) and not isinstance(value, bool) and re.search(keys, str(name)):
-                found[child] = int(value)
-    elif isinstance(output, list):
-        for index, item in enumerate(output):
-            found.update(counters(item, keys, f"{path}[{index}]"))
-    return found
 
 
 COUNTER_RATES: dict[str, float] = {"errors": 0.1, "watchdog": 0.0}
@@ -135,31 +51,15 @@ class Expectation:
     counter_keys: str = r"(?i)(drop|discard|err|fcs|crc|stuck)"
 
 
-KNOWN_SHAPES = {
-    "bgp": ("vrfs", "TABLE_vrf"),
-    "bfd": ("vrfs", "TABLE_bfdNeighbor"),
-    "interfaces": ("interfaceStatuses", "TABLE_interface"),
-    "lldp": ("lldpNeighbors", "TABLE_nbor", "neigh_count"),
-    "pfc": ("interfaceStatuses", "TABLE_entry"),
-    "errors": ("interfaceErrorCounters", "TABLE_interface"),
-    "watchdog": ("interfaces", "TABLE_pfcwd"),
-}
-"""Top-level keys of the shapes each check reads (EOS first, NX-OS second)."""
-
 EMPTY_MEANS_NONE = frozenset({"bfd"})
 """Checks whose empty answer means "none" (NX-API prints no table at all when there is no BFD
 neighbor, as on day 0 before the first push)."""
 
 
-def shape_problems(check: str, output: Any) -> list[str]:
-    """An output whose shape the check does not know fails it (an empty parse must not pass).
-
-    >>> shape_problems("bgp", {"vrfs": {}})
-    []
-    >>> shape_problems("bgp", {"result": []})
-    ['bgp: output not recognised (top-level keys: result): the check cannot pass on it']
-    """
-    known = KNOWN_SHAPES.get(check, ())
+def shape_problems(driver: Driver, check: str, output: Any) -> list[str]:
+    """An output whose shape the platform's driver does not know fails the check (an empty
+    parse must not pass). The keys a driver knows are its `known_shapes`."""
+    known = driver.known_shapes().get(check, ())
     if isinstance(output, Mapping) and any(key in output for key in known):
         return []
     if check in EMPTY_MEANS_NONE and output in ({}, ""):
@@ -168,8 +68,8 @@ def shape_problems(check: str, output: Any) -> list[str]:
     return [f"{check}: output not recognised (top-level keys: {keys or 'none'}): the check cannot pass on it"]
 
 
-def bgp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
-    was, now = bgp_sessions(before), bgp_sessions(after)
+def bgp_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    was, now = driver.bgp_sessions(before), driver.bgp_sessions(after)
     peer_of = {str(n["address"]): str(n.get("peer", "")) for n in expect.neighbors}
     waiting = {a for a in expect.two_ended if peer_of.get(a, "") not in expect.peers_on_new_config}
     problems = []
@@ -195,13 +95,13 @@ def bgp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Ex
     return problems
 
 
-def interface_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+def interface_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
     """Fabric interfaces only: one that was up must stay up, a planned one must come up unless it
     was already down. A host port going down (a server rebooting) is not the change's doing."""
-    was, now = interface_states(before), interface_states(after)
+    was, now = driver.interface_states(before), driver.interface_states(after)
     problems = []
     for name in expect.fabric_interfaces:
-        key = _short(name)
+        key = short_interface(name)
         state = now.get(key, "missing")
         if state.lower() in UP:
             continue
@@ -212,12 +112,12 @@ def interface_problems(before: Mapping[str, Any], after: Mapping[str, Any], expe
     return problems
 
 
-def lldp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
-    was, now = lldp_neighbors(before), lldp_neighbors(after)
+def lldp_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    was, now = driver.lldp_neighbors(before), driver.lldp_neighbors(after)
     problems = []
     for link in expect.lldp_plan:
-        local = _short(str(link["interface"]))
-        planned = (_host(link["peer"]), _short(str(link["peer_interface"])))
+        local = short_interface(str(link["interface"]))
+        planned = (host_part(link["peer"]), short_interface(str(link["peer_interface"])))
         seen = now.get(local)
         if seen is not None and seen != planned:
             problems.append(
@@ -228,18 +128,18 @@ def lldp_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: E
     return problems
 
 
-def pfc_problems(after: Mapping[str, Any], expect: Expectation) -> list[str]:
-    states = pfc_states(after)
+def pfc_problems(driver: Driver, after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    states = driver.pfc_states(after)
     return [
-        f"pfc: {name} ({'missing' if _short(name) not in states else 'PFC off'})"
+        f"pfc: {name} ({'missing' if short_interface(name) not in states else 'PFC off'})"
         for name in expect.roce_interfaces
-        if not states.get(_short(name), False)
+        if not states.get(short_interface(name), False)
     ]
 
 
-def counter_problems(check: str, before: Any, after: Any, expect: Expectation) -> list[str]:
+def counter_problems(driver: Driver, check: str, before: Any, after: Any, expect: Expectation) -> list[str]:
     """Counters that grew faster than the check's rate over the window since the baseline."""
-    was, now = counters(before, expect.counter_keys), counters(after, expect.counter_keys)
+    was, now = driver.counters(before, expect.counter_keys), driver.counters(after, expect.counter_keys)
     rate = float(expect.counter_rates.get(check, 0.0))
     allowed = rate * max(float(expect.elapsed), 1.0)
     return [
@@ -252,12 +152,12 @@ def counter_problems(check: str, before: Any, after: Any, expect: Expectation) -
 _CHECKS = ("bgp", "bfd", "interfaces", "lldp", "pfc", "errors", "watchdog")
 
 
-def bfd_problems(before: Any, after: Any, expect: Expectation) -> list[str]:
+def bfd_problems(driver: Driver, before: Any, after: Any, expect: Expectation) -> list[str]:
     """A BFD peer up before stays up (the same exemptions as BGP: a two-ended change waiting for
     its far end, a session the plan dropped); one whose far end is already on the new config
     must be up once it exists."""
-    was = {**eos_bfd_states(before or {}), **nxos_bfd_states(before or {})} if isinstance(before, Mapping) else {}
-    now = {**eos_bfd_states(after), **nxos_bfd_states(after)}
+    was = driver.bfd_states(before or {}) if isinstance(before, Mapping) else {}
+    now = driver.bfd_states(after)
     peer_of = {str(n["address"]): str(n.get("peer", "")) for n in expect.neighbors}
     waiting = {a for a in expect.two_ended if peer_of.get(a, "") not in expect.peers_on_new_config}
     problems = []
@@ -274,28 +174,28 @@ def bfd_problems(before: Any, after: Any, expect: Expectation) -> list[str]:
     return problems
 
 
-def baseline_problems(before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
+def baseline_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[str, Any], expect: Expectation) -> list[str]:
     """{check: output} before and after the change -> every problem; empty = confirm."""
     problems: list[str] = []
     empty: Mapping[str, Any] = {}
     for check in _CHECKS:
         if check not in after:
             continue
-        shape = shape_problems(check, after[check]) or (shape_problems(check, before[check]) if check in before else [])
+        shape = shape_problems(driver, check, after[check]) or (shape_problems(driver, check, before[check]) if check in before else [])
         if shape:
             problems += shape
         elif check == "bgp":
-            problems += bgp_problems(before.get("bgp") or empty, after["bgp"], expect)
+            problems += bgp_problems(driver, before.get("bgp") or empty, after["bgp"], expect)
         elif check == "bfd":
-            problems += bfd_problems(before.get("bfd"), after["bfd"] or empty, expect)
+            problems += bfd_problems(driver, before.get("bfd"), after["bfd"] or empty, expect)
         elif check == "interfaces":
-            problems += interface_problems(before.get("interfaces") or empty, after["interfaces"], expect)
+            problems += interface_problems(driver, before.get("interfaces") or empty, after["interfaces"], expect)
         elif check == "lldp":
-            problems += lldp_problems(before.get("lldp") or empty, after["lldp"], expect)
+            problems += lldp_problems(driver, before.get("lldp") or empty, after["lldp"], expect)
         elif check == "pfc":
-            problems += pfc_problems(after["pfc"], expect)
+            problems += pfc_problems(driver, after["pfc"], expect)
         else:
-            problems += counter_problems(check, before.get(check) or empty, after[check], expect)
+            problems += counter_problems(driver, check, before.get(check) or empty, after[check], expect)
     return problems
 
 
@@ -310,8 +210,12 @@ def switch_problems(
     two_ended: Iterable[str] = (),
     elapsed: float = 0.0,
     counter_rates: Mapping[str, float] | None = None,
+    *,
+    platform: str,
 ) -> list[str]:
-    """The Ansible filter: plain arguments in, problems out (see `baseline_problems`)."""
+    """The Ansible filter: plain arguments in, problems out (see `baseline_problems`).
+    `platform`: the host's `ansible_network_os` (or fabricgen platform name), which picks the
+    driver that reads the outputs."""
     expect = Expectation(
         tuple(neighbors or ()),
         frozenset(peers_on_new_config or ()),
@@ -322,7 +226,7 @@ def switch_problems(
         float(elapsed or 0.0),
         {**COUNTER_RATES, **{str(k): float(v) for k, v in (counter_rates or {}).items()}},
     )
-    return baseline_problems(before or {}, after or {}, expect)
+    return baseline_problems(registry.driver(platform), before or {}, after or {}, expect)
 
 
 def peers_on_new_config(neighbors: Iterable[Mapping[str, Any]], hostvars: Mapping[str, Any]) -> list[str]:

@@ -7,58 +7,23 @@ exposes these functions to Ansible as filters.
 
 Every check fails closed: an interface or neighbor missing from the output counts as a
 problem, so a command whose output shape differs from what is expected stops the canary
-instead of waving a broken switch through.
-
-NX-OS JSON nests tables as `TABLE_x: {ROW_x: ...}` where one row is a dict and several rows a
-list; `nxos_rows` normalises both and finds rows at any depth.
+instead of waving a broken switch through. The output is read by the platform's driver
+(`fabricgen/platforms/<os>/driver.py`); the checks here are the same for every platform, and
+each platform's filters (`fabricgen_<os>_bgp_problems`, ...) are generated from the registry.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from fabricgen import platforms as registry
+from fabricgen.platforms.driver import Driver, short_interface
+
 ESTABLISHED = "established"
-
-
-def as_list(value: Any) -> list[Any]:
-    """NX-OS returns a single row as a dict and several as a list: always give a list."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return value
-    return [value]
-
-
-def nxos_rows(data: Any, row: str) -> list[dict[str, Any]]:
-    """Every `ROW_<row>` entry anywhere in an NX-OS JSON document, in document order.
-
-    `row` may be given with or without the `ROW_` prefix. Searching at any depth keeps the
-    checks independent of the intermediate `TABLE_vrf` / `TABLE_af` / `TABLE_saf` layers,
-    which differ between NX-OS releases.
-    """
-    key = row if row.startswith("ROW_") else f"ROW_{row}"
-    found: list[dict[str, Any]] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, Mapping):
-            for name, value in node.items():
-                if name == key:
-                    for item in as_list(value):
-                        if isinstance(item, Mapping):
-                            found.append(dict(item))
-                            walk(item)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(data)
-    return found
 
 
 def _names(items: Iterable[Any], key: str = "") -> list[str]:
@@ -72,34 +37,7 @@ def _names(items: Iterable[Any], key: str = "") -> list[str]:
     return names
 
 
-def _short(name: str) -> str:
-    """Canonical interface name for comparison: EOS and NX-OS abbreviate (`Et1/1`, `Eth1/1`)."""
-    match = re.match(r"(?i)^(eth|et|ethernet)(\d.*)$", name.strip())
-    if match:
-        return f"ethernet{match.group(2)}"
-    return name.strip().lower()
-
-
 # --- BGP -------------------------------------------------------------------------------------
-
-
-def eos_bgp_peer_states(summary: Mapping[str, Any]) -> dict[str, str]:
-    """`show ip bgp summary | json` (EOS) -> {peer address: state}, all VRFs merged."""
-    states: dict[str, str] = {}
-    for vrf in (summary.get("vrfs") or {}).values():
-        for address, peer in (vrf.get("peers") or {}).items():
-            states[str(address)] = str(peer.get("peerState", "unknown"))
-    return states
-
-
-def nxos_bgp_peer_states(summary: Mapping[str, Any]) -> dict[str, str]:
-    """`show ip bgp summary | json` (NX-OS) -> {peer address: state}, single row or many."""
-    states: dict[str, str] = {}
-    for row in nxos_rows(summary, "neighbor"):
-        address = row.get("neighborid") or row.get("neighbor-id") or row.get("neighbor")
-        if address is not None:
-            states[str(address)] = str(row.get("state", "unknown"))
-    return states
 
 
 def bgp_not_established(states: Mapping[str, str], neighbors: Iterable[Any]) -> list[str]:
@@ -114,25 +52,12 @@ def bgp_not_established(states: Mapping[str, str], neighbors: Iterable[Any]) -> 
     return problems
 
 
-def eos_bgp_problems(summary: Mapping[str, Any], neighbors: Iterable[Any]) -> list[str]:
-    return bgp_not_established(eos_bgp_peer_states(summary), neighbors)
-
-
-def nxos_bgp_problems(summary: Mapping[str, Any], neighbors: Iterable[Any]) -> list[str]:
-    return bgp_not_established(nxos_bgp_peer_states(summary), neighbors)
+def bgp_problems(driver: Driver, summary: Mapping[str, Any], neighbors: Iterable[Any]) -> list[str]:
+    """`show ip bgp summary | json` -> planned neighbors not Established."""
+    return bgp_not_established({address: s.state for address, s in driver.bgp_sessions(summary).items()}, neighbors)
 
 
 # --- interfaces ------------------------------------------------------------------------------
-
-
-def eos_interface_states(status: Mapping[str, Any]) -> dict[str, str]:
-    """`show interfaces status | json` (EOS) -> {interface: linkStatus} (`connected` is up)."""
-    return {_short(name): str(entry.get("linkStatus", "unknown")) for name, entry in (status.get("interfaceStatuses") or {}).items()}
-
-
-def nxos_interface_states(brief: Mapping[str, Any]) -> dict[str, str]:
-    """`show interface brief | json` (NX-OS) -> {interface: state} (`up` is up)."""
-    return {_short(str(row["interface"])): str(row.get("state", "unknown")) for row in nxos_rows(brief, "interface") if "interface" in row}
 
 
 def interfaces_not_up(states: Mapping[str, str], interfaces: Iterable[Any], up: Iterable[str] = ("up", "connected")) -> list[str]:
@@ -140,7 +65,7 @@ def interfaces_not_up(states: Mapping[str, str], interfaces: Iterable[Any], up: 
     good = {u.lower() for u in up}
     problems = []
     for name in _names(interfaces, "name"):
-        state = states.get(_short(name))
+        state = states.get(short_interface(name))
         if state is None:
             problems.append(f"{name} (missing)")
         elif state.lower() not in good:
@@ -148,69 +73,17 @@ def interfaces_not_up(states: Mapping[str, str], interfaces: Iterable[Any], up: 
     return problems
 
 
-def eos_interface_problems(status: Mapping[str, Any], interfaces: Iterable[Any]) -> list[str]:
-    return interfaces_not_up(eos_interface_states(status), interfaces)
-
-
-def nxos_interface_problems(brief: Mapping[str, Any], interfaces: Iterable[Any]) -> list[str]:
-    return interfaces_not_up(nxos_interface_states(brief), interfaces)
-
-
-# --- BFD -------------------------------------------------------------------------------------
-
-
-def eos_bfd_states(peers: Mapping[str, Any]) -> dict[str, str]:
-    """`show bfd peers | json` (EOS) -> {peer address: status}, all VRFs merged (shape: ANTA's
-    VerifyBFDPeersHealth unit data, `vrfs.<vrf>.ipv4Neighbors.<ip>.peerStats.<intf>.status`)."""
-    states: dict[str, str] = {}
-    for vrf in (peers.get("vrfs") or {}).values():
-        for address, peer in ((vrf or {}).get("ipv4Neighbors") or {}).items():
-            for stats in ((peer or {}).get("peerStats") or {}).values():
-                states[str(address)] = str((stats or {}).get("status", "unknown")).lower()
-    return states
-
-
-def nxos_bfd_states(neighbors: Mapping[str, Any]) -> dict[str, str]:
-    """`show bfd neighbors | json` (NX-OS) -> {peer address: local state} (`TABLE_bfdNeighbor`
-    rows; field names not pinned from a capture: docs/deploy.md)."""
-    return {
-        str(r["dest_ip_addr"]): str(r.get("local_state", "unknown")).lower()
-        for r in nxos_rows(neighbors, "bfdNeighbor")
-        if "dest_ip_addr" in r
-    }
+def interface_problems(driver: Driver, status: Mapping[str, Any], interfaces: Iterable[Any]) -> list[str]:
+    return interfaces_not_up(driver.interface_states(status), interfaces)
 
 
 # --- PFC -------------------------------------------------------------------------------------
 
 
-def _truthy(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in {"on", "true", "enabled", "yes", "1"}
-
-
-def eos_pfc_states(pfc: Mapping[str, Any]) -> dict[str, bool]:
-    """`show priority-flow-control | json` (EOS) -> {interface: PFC enabled}.
-
-    Reads `interfaceStatuses.<name>.enabled` (or `portEnabled`); see docs/deploy.md on
-    confirming the shape on the canary.
-    """
-    states = {}
-    for name, entry in (pfc.get("interfaceStatuses") or pfc.get("interfaces") or {}).items():
-        value = entry.get("enabled", entry.get("portEnabled", False)) if isinstance(entry, Mapping) else entry
-        states[_short(name)] = _truthy(value)
-    return states
-
-
-def nxos_pfc_states(pfc: Mapping[str, Any], row: str = "entry", name_key: str = "intf-name", state_key: str = "oper") -> dict[str, bool]:
-    """`show interface priority-flow-control | json` (NX-OS) -> {interface: PFC operational}."""
-    return {_short(str(r[name_key])): _truthy(r.get(state_key, "off")) for r in nxos_rows(pfc, row) if name_key in r}
-
-
 def pfc_not_enabled(states: Mapping[str, bool], interfaces: Iterable[Any]) -> list[str]:
     problems = []
     for name in _names(interfaces, "name"):
-        state = states.get(_short(name))
+        state = states.get(short_interface(name))
         if state is None:
             problems.append(f"{name} (missing)")
         elif not state:
@@ -218,93 +91,44 @@ def pfc_not_enabled(states: Mapping[str, bool], interfaces: Iterable[Any]) -> li
     return problems
 
 
-def eos_pfc_problems(pfc: Mapping[str, Any], interfaces: Iterable[Any]) -> list[str]:
-    return pfc_not_enabled(eos_pfc_states(pfc), interfaces)
-
-
-def nxos_pfc_problems(
-    pfc: Mapping[str, Any], interfaces: Iterable[Any], row: str = "entry", name_key: str = "intf-name", state_key: str = "oper"
-) -> list[str]:
-    return pfc_not_enabled(nxos_pfc_states(pfc, row, name_key, state_key), interfaces)
+def pfc_problems(driver: Driver, pfc: Mapping[str, Any], interfaces: Iterable[Any]) -> list[str]:
+    return pfc_not_enabled(driver.pfc_states(pfc), interfaces)
 
 
 # --- all checks of one switch ---------------------------------------------------------------
 
+_CHECKS: dict[str, Callable[[Driver, Mapping[str, Any], Iterable[Any]], list[str]]] = {
+    "bgp": bgp_problems,
+    "interfaces": interface_problems,
+    "pfc": pfc_problems,
+}
 
-def _combined(
-    checks: Mapping[str, Any],
+
+def device_problems(
+    driver: Driver,
     outputs: Mapping[str, Any],
-    neighbors: Iterable[Any],
-    fabric_interfaces: Iterable[Any],
-    roce_interfaces: Iterable[Any],
+    neighbors: Iterable[Any] = (),
+    fabric_interfaces: Iterable[Any] = (),
+    roce_interfaces: Iterable[Any] = (),
 ) -> list[str]:
+    """{check name: `show ... | json` output} of one switch -> every problem, prefixed by check.
+
+    Check names: `bgp`, `interfaces`, `pfc`; an empty list means the switch may be confirmed.
+    """
     arguments = {"bgp": neighbors, "interfaces": fabric_interfaces, "pfc": roce_interfaces}
     problems = []
     for check, output in outputs.items():
-        if check not in checks:
+        if check not in _CHECKS:
             problems.append(f"{check}: unknown post-check")
             continue
         if not isinstance(output, Mapping):
             problems.append(f"{check}: expected JSON output, got {type(output).__name__}")
             continue
-        problems.extend(f"{check}: {message}" for message in checks[check](output, arguments[check] or ()))
+        problems.extend(f"{check}: {message}" for message in _CHECKS[check](driver, output, arguments[check] or ()))
     return problems
 
 
-def eos_problems(
-    outputs: Mapping[str, Any], neighbors: Iterable[Any] = (), fabric_interfaces: Iterable[Any] = (), roce_interfaces: Iterable[Any] = ()
-) -> list[str]:
-    """{check name: `show ... | json` output} of an EOS switch -> every problem, prefixed by check.
-
-    Check names: `bgp`, `interfaces`, `pfc`; an empty list means the switch may be confirmed.
-    """
-    checks = {"bgp": eos_bgp_problems, "interfaces": eos_interface_problems, "pfc": eos_pfc_problems}
-    return _combined(checks, outputs, neighbors, fabric_interfaces, roce_interfaces)
-
-
-def nxos_problems(
-    outputs: Mapping[str, Any],
-    neighbors: Iterable[Any] = (),
-    fabric_interfaces: Iterable[Any] = (),
-    roce_interfaces: Iterable[Any] = (),
-    pfc_row: str = "entry",
-    pfc_name_key: str = "intf-name",
-    pfc_state_key: str = "oper",
-) -> list[str]:
-    """Same as `eos_problems` for NX-OS outputs (TABLE_/ROW_ normalised)."""
-
-    def pfc(output: Mapping[str, Any], interfaces: Iterable[Any]) -> list[str]:
-        return nxos_pfc_problems(output, interfaces, pfc_row, pfc_name_key, pfc_state_key)
-
-    checks = {"bgp": nxos_bgp_problems, "interfaces": nxos_interface_problems, "pfc": pfc}
-    return _combined(checks, outputs, neighbors, fabric_interfaces, roce_interfaces)
-
-
 # --- device diffs ----------------------------------------------------------------------------
-
-_NXOS_PATCH_NOISE = re.compile(
-    r"(?i)^\s*(collecting running-config|converting to checkpoint file|generating rollback patch|"
-    r"#generating rollback patch|rollback patch is empty|patch validation completed|!.*|#.*|`?end`?)\s*$"
-)
-
-
-def nxos_patch_lines(show_patch: str) -> list[str]:
-    """The patch lines of `configure replace ... show-patch`, without NX-OS's progress messages.
-
-    An empty list means the running config already equals the rendered file.
-    """
-    return [line.rstrip() for line in str(show_patch).splitlines() if line.strip() and not _NXOS_PATCH_NOISE.match(line)]
-
-
-def eos_session_diff_lines(diff: str) -> list[str]:
-    """The changed lines of `show session-config named <s> diffs` (`+`/`-` lines, headers dropped)."""
-    lines = []
-    for line in str(diff).splitlines():
-        if line.startswith(("+++", "---", "@@")):
-            continue
-        if line.startswith(("+", "-")) and line[1:].strip():
-            lines.append(line.rstrip())
-    return lines
 
 
 def config_lines(text: str) -> list[str]:
@@ -364,18 +188,19 @@ def checksums_differ(rendered: Mapping[str, str], live: Mapping[str, str]) -> bo
     return any(live.get(name) != checksum for name, checksum in rendered.items())
 
 
+def _platform_filters() -> Iterator[tuple[str, Any]]:
+    """Each platform's filters, `fabricgen_<os>_<name>`: the checks above bound to its driver,
+    and the driver's own (device diff readers)."""
+    for name, driver in registry.drivers().items():
+        yield f"fabricgen_{name}_problems", partial(device_problems, driver)
+        for check, function in _CHECKS.items():
+            yield f"fabricgen_{name}_{check.removesuffix('s')}_problems", partial(function, driver)
+        for filter_name, function in driver.filters().items():
+            yield f"fabricgen_{name}_{filter_name}", function
+
+
 def _iter_filters() -> Iterator[tuple[str, Any]]:
-    yield "fabricgen_nxos_rows", nxos_rows
-    yield "fabricgen_eos_problems", eos_problems
-    yield "fabricgen_nxos_problems", nxos_problems
-    yield "fabricgen_eos_bgp_problems", eos_bgp_problems
-    yield "fabricgen_nxos_bgp_problems", nxos_bgp_problems
-    yield "fabricgen_eos_interface_problems", eos_interface_problems
-    yield "fabricgen_nxos_interface_problems", nxos_interface_problems
-    yield "fabricgen_eos_pfc_problems", eos_pfc_problems
-    yield "fabricgen_nxos_pfc_problems", nxos_pfc_problems
-    yield "fabricgen_nxos_patch_lines", nxos_patch_lines
-    yield "fabricgen_eos_session_diff_lines", eos_session_diff_lines
+    yield from _platform_filters()
     yield "fabricgen_config_lines", config_lines
     yield "fabricgen_opensm_changed_options", opensm_changed_options
     yield "fabricgen_opensm_restart_needed", opensm_restart_needed

@@ -60,7 +60,7 @@ class InliningLoader(jinja2.FileSystemLoader):
 
     A device config is ~15 includes, and each costs Jinja a template lookup and a new context
     per switch: a third of the render time of a config. The included file is still looked up
-    through the same search path, so a user's override of one feature file (`eos/bgp.j2`) is
+    through the same search path, so a user's override of one feature file (`<platform>/bgp.j2`) is
     what gets pasted; a template that does not qualify stays an ordinary include."""
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:

@@ -75,12 +75,13 @@ def port_headroom(links: Iterable[AnyLink], platform_of: Mapping[str, str], plat
     values that most cables share: `cable_headroom` computes it once per distinct combination. Keyed by
     device first: the device pass looks up its own table once, then each port by name.
 
-    >>> from fabricgen.core.catalog import platforms
+    >>> from fabricgen.core.catalog import models_for, platforms
     >>> from fabricgen.core.model import Endpoint
     >>> from fabricgen.plan.passes.ports import LinkDraft
     >>> cable = LinkDraft("leaf-spine", Endpoint("l1", "Ethernet1/1", 1), Endpoint("s1", "Ethernet9/1", 9), 400, "", "", "", 100.0, 9214)
-    >>> eos = platforms()["eos"].pfc_response_ns
-    >>> port_headroom([cable], {"l1": "eos", "s1": "eos"}, platforms())["s1"] == {"Ethernet9/1": pfc_headroom_bytes(100.0, 400, 9214, eos)}
+    >>> name = models_for({})["arista-7060dx5-64s"].platforms[0]  # the OS of both ends
+    >>> sends = platforms()[name].pfc_response_ns
+    >>> port_headroom([cable], {"l1": name, "s1": name}, platforms())["s1"] == {"Ethernet9/1": pfc_headroom_bytes(100.0, 400, 9214, sends)}
     True
     """
     response = {name: platforms[platform].pfc_response_ns for name, platform in platform_of.items()}

@@ -21,7 +21,8 @@ def pins_of(nodes: Iterable[TierNode], source: SourceMap) -> tuple[Pin, ...]:
     """Every pinned value of every device, in device order.
 
     >>> from fabricgen.core.catalog import models_for, platforms
-    >>> node = TierNode("leaf", 1, "l1", models_for({})["arista-7060dx5-64s"], platforms()["eos"], asn=65555, pin=("leaves", "nodes", 0))
+    >>> model = models_for({})["arista-7060dx5-64s"]
+    >>> node = TierNode("leaf", 1, "l1", model, platforms()[model.platforms[0]], asn=65555, pin=("leaves", "nodes", 0))
     >>> pins_of([node], SourceMap("f.yml", {("leaves", "nodes", 0, "asn"): (9, 27)}))
     (Pin(device='l1', key='asn', path='leaves.nodes[0].asn', line=9, column=27),)
     """

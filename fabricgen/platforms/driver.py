@@ -1,0 +1,120 @@
+"""What the push reads from a device, as one typed interface each platform implements.
+
+The deploy playbooks run `show ... | json` on a switch and hand the output to fabricgen; a
+platform's driver (`fabricgen/platforms/<os>/driver.py`, a `DRIVER` object) turns its own JSON
+into plain facts: BGP sessions, interface states, PFC states, LLDP neighbors, counters. The
+checks (`push/baseline.py`, `push/postchecks.py`) compare those facts with the plan, whatever
+the platform, and pick the driver by the host's platform: a new OS brings its parser in its
+own folder and nothing else changes. Every parser reads what it knows and ignores the rest; a
+check that finds nothing it expects fails (fail closed), it never passes on an empty parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One BGP session as the device reports it."""
+
+    state: str
+    prefixes: int
+
+    @property
+    def established(self) -> bool:
+        return self.state.lower() == "established"
+
+
+class Driver(Protocol):
+    """A platform's readers of `show ... | json` (each: output in, facts out)."""
+
+    def bgp_sessions(self, summary: Mapping[str, Any]) -> dict[str, Session]:
+        """`show ip bgp summary`: peer address -> its session."""
+        ...
+
+    def bfd_states(self, peers: Mapping[str, Any]) -> dict[str, str]:
+        """BFD peers: peer address -> its state, lower case (`up` is up)."""
+        ...
+
+    def interface_states(self, status: Mapping[str, Any]) -> dict[str, str]:
+        """Interface status: short interface name (`short_interface`) -> link state."""
+        ...
+
+    def pfc_states(self, pfc: Mapping[str, Any]) -> dict[str, bool]:
+        """Per-port PFC: short interface name -> PFC on."""
+        ...
+
+    def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+        """`show lldp neighbors`: local short interface name -> (neighbor host, its short port)."""
+        ...
+
+    def counters(self, output: Any, keys: str) -> dict[str, int]:
+        """Error and drop counters whose key matches `keys`, by their path in the output."""
+        ...
+
+    def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
+        """Per check (`bgp`, `bfd`, `interfaces`, `lldp`, `pfc`, `errors`, `watchdog`), the top-level
+        keys of the outputs this platform answers with: an output with none of them is not
+        understood, and the check fails rather than pass on an empty parse."""
+        ...
+
+    def filters(self) -> Mapping[str, Callable[..., Any]]:
+        """The platform's own Ansible filters, by name without the `fabricgen_<os>_` prefix."""
+        ...
+
+
+def short_interface(name: str) -> str:
+    """Canonical interface name for comparison: EOS and NX-OS abbreviate (`Et1/1`, `Eth1/1`).
+
+    >>> short_interface("Et1/1"), short_interface("Ethernet1/1"), short_interface(" mgmt0 ")
+    ('ethernet1/1', 'ethernet1/1', 'mgmt0')
+    """
+    match = re.match(r"(?i)^(eth|et|ethernet)(\d.*)$", name.strip())
+    if match:
+        return f"ethernet{match.group(2)}"
+    return name.strip().lower()
+
+
+def truthy(value: Any) -> bool:
+    """A device's way of saying yes (`on`, `true`, `enabled`, ...), or a JSON boolean."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in {"on", "true", "enabled", "yes", "1"}
+
+
+def as_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def host_part(name: Any) -> str:
+    """LLDP system names may carry a domain: compare the host part."""
+    return str(name or "").split(".")[0].lower()
+
+
+def numeric_leaves(output: Any, keys: str, path: str = "") -> dict[str, int]:
+    """Every numeric leaf whose key matches `keys` (a regex), by its path in the JSON document.
+
+    Shape-agnostic on purpose: PFC watchdog and error counter JSON differ between releases.
+
+    >>> numeric_leaves({"interfaces": {"Et1": {"fcsErrors": 2, "name": "x"}}}, "(?i)errors")
+    {'interfaces/Et1/fcsErrors': 2}
+    """
+    found: dict[str, int] = {}
+    if isinstance(output, Mapping):
+        for name, value in output.items():
+            child = f"{path}/{name}" if path else str(name)
+            if isinstance(value, (Mapping, list)):
+                found.update(numeric_leaves(value, keys, child))
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and re.search(keys, str(name)):
+                found[child] = int(value)
+    elif isinstance(output, list):
+        for index, item in enumerate(output):
+            found.update(numeric_leaves(item, keys, f"{path}[{index}]"))
+    return found

@@ -1,0 +1,1 @@
+"""Arista EOS: platform.yml, ownership.yml and the device driver (driver.py)."""
