@@ -200,11 +200,11 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
     assert sm.events() == ["start", "reload"]
 
     # 3. --check --diff shows a partitions change and writes nothing.
-    (sm.rendered / "partitions.conf").write_text((sm.rendered / "partitions.conf").read_text() + "tenant-c=0x0a03 : ALL=full ;\n")
+    (sm.rendered / "partitions.conf").write_text((sm.rendered / "partitions.conf").read_text() + "tenant-pending=0x0a7f : ALL=full ;\n")
     before = sm.live_digests()
     check = sm.run("deploy.yml", "--check", "--diff")
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "+tenant-c=0x0a03" in check.stdout
+    assert "+tenant-pending=0x0a7f" in check.stdout
     assert sm.live_digests() == before and sm.events() == ["start", "reload"]
 
     # 4. A restart-only option changed: restart, not SIGHUP. --tags opensm_conf pushes
@@ -213,7 +213,7 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
     restart = sm.run("deploy.yml", "--tags", "opensm_conf")
     assert restart.returncode == 0, restart.stdout + restart.stderr
     assert (sm.live / "opensm.conf").read_text().endswith(RESTART_ONLY)
-    assert "tenant-c" not in (sm.live / "partitions.conf").read_text()
+    assert "tenant-pending" not in (sm.live / "partitions.conf").read_text()
     assert sm.events() == ["start", "reload", "stop", "start"]
 
     # 5. rollback.yml restores the backup taken before step 4, and restarts again.
