@@ -26,7 +26,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import wait_until
 from tests.standins.runner import BIN, ROOT, PlaybookRunner, marked_pids, processes_mentioning
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
@@ -155,11 +155,7 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
     inventory.write_text(yaml.safe_dump({"all": {"hosts": {host: host_vars}}}))
     runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", inventory], {"FABRICGEN_CHANGE_ID": "CHG7"})
     try:
-        for _ in range(200):  # sshd is listening
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.02)
+        assert wait_until(lambda: _listening(port), timeout=30, interval=0.02), "sshd never listened"
         yield SmHost(build, build / "opensm" / host, live, state, runner)
     finally:
         runner.stop_leftovers()
@@ -169,8 +165,16 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
                 os.kill(int(pidfile.read_text()), signal.SIGTERM)
         sshd.terminate()
         sshd.wait(timeout=10)
-        time.sleep(0.2)
-        assert marked_pids(runner.marker) == [] and processes_mentioning(str(tmp_path)) == [], "processes left behind"
+
+        def left_nothing() -> bool:
+            return marked_pids(runner.marker) == [] and processes_mentioning(str(tmp_path)) == []
+
+        assert wait_until(left_nothing, timeout=10), "processes left behind"
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _changed(output: str) -> int:
