@@ -12,13 +12,13 @@ against platform and catalog data (never a platform name in code):
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from fabricgen.core.catalog import platforms
-from fabricgen.core.diagnostics import Diagnostic, Severity
+from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import SourceMap
+from fabricgen.inventory.validation.common import warning
 from fabricgen.plan.inputs import Inputs
 
 TIER_NAMES = {"leaf": "leaves", "spine": "spines", "superspine": "super-spines"}
@@ -96,12 +96,12 @@ def check_load_balancing(plan: Plan, inputs: Inputs, source: SourceMap) -> Itera
         for name in sorted({d.platform for d in plan.devices if d.role == "leaf"}):
             platform = platforms()[name]
             if not platform.dcbx_command:
-                found = source.diagnostic(
+                yield warning(
+                    source,
                     ("roce", "dcbx"),
                     f"{platform.title} has no per-port DCBX command fabricgen renders: its host ports keep their DCBX defaults",
                     hint="set PFC and ETS on the NICs themselves (non-willing), or leave roce.dcbx off",
                 )
-                yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
 def _dynamic_load_balancing(plan: Plan, mode: str, source: SourceMap) -> Iterable[Diagnostic]:

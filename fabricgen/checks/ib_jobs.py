@@ -9,13 +9,13 @@ the servers checked; one warning per job names one such pair.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from fabricgen.checks.jobs import job_servers
-from fabricgen.core.diagnostics import Diagnostic, Severity
+from fabricgen.core.diagnostics import Diagnostic
 from fabricgen.core.model import Plan
 from fabricgen.inventory.loader import SourceMap
+from fabricgen.inventory.validation.common import warning
 from fabricgen.plan.inputs import Inputs
 
 
@@ -32,14 +32,14 @@ def check_job_partitions(plan: Plan, inputs: Inputs, source: SourceMap) -> Itera
     for job in plan.jobs:
         pair = _pair_without_full_partition([s.name for s in plan.servers[: job_servers(plan, job)]], full)
         if pair:
-            found = source.diagnostic(
+            yield warning(
+                source,
                 ("jobs", job.name),
                 f"servers {pair[0]} and {pair[1]} of the job share no partition as full members: limited-to-limited "
                 "traffic is dropped (opensm(8), PARTITION CONFIGURATION), so NCCL between them fails",
                 hint="make both full members of one partition (partitions[].membership: full), or set default_partition.membership: full",
                 key=True,
             )
-            yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
 def _pair_without_full_partition(hosts: list[str], full: dict[str, set[str]]) -> tuple[str, str] | None:

@@ -6,13 +6,13 @@ Each rule that OpenSM or NVIDIA documents cites its source in docs/infiniband.md
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from fabricgen.core.diagnostics import Diagnostic, Severity
 from fabricgen.core.model import SM_ROLE, Plan
 from fabricgen.inventory.loader import SourceMap
+from fabricgen.inventory.validation.common import warning
 from fabricgen.plan.inputs import Inputs
 
 
@@ -49,12 +49,12 @@ def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diag
     positions = {sm.host: i for i, sm in enumerate(ib.subnet_managers)}
     for sm in ib.subnet_managers:
         if sm.server and ib.partitions:
-            found = source.diagnostic(
+            yield warning(
+                source,
                 ("subnet_managers", positions[sm.host], "host"),
                 f"the SM runs on server {sm.host}, whose port becomes a full member of every partition (SELF=full): tenants are not isolated from it",
                 hint=_dedicated_sm_hint(plan),
             )
-            yield dataclasses.replace(found, severity=Severity.WARNING)
     for device in plan.devices:
         if device.role == "leaf":
             # The SM host's own port (role `sm`, plan/passes/sm_links.py) does not take its cage from it.
@@ -98,13 +98,13 @@ def _ib_route_balance(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
         if uplinks and compute > uplinks and compute % uplinks:
             uneven.append(f"{device.name} ({compute} compute ports / {uplinks} uplinks = {compute / uplinks:.2f})")
     if uneven:
-        found = source.diagnostic(
+        yield warning(
+            source,
             ("servers", "per_leaf"),
             f"{len(uneven)} leaf/leaves carry a non-whole number of compute ports per uplink, {', '.join(uneven[:3])}"
             f"{' ...' if len(uneven) > 3 else ''}: ftree routes a non-integer CBB ratio less evenly, some uplinks carry one host's routes more than others",
             hint="make servers.per_leaf x ports_per_server a multiple of the uplinks per leaf",
         )
-        yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
 def _ib_partition_rates(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
@@ -191,46 +191,37 @@ def _ib_guids(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnos
             yield source.diagnostic(("guids",) if inputs.guids else ("guid_prefix",), f"GUID {guid} is used by {', '.join(users)}")
     known = {d.name for d in plan.devices} | {s.name for s in plan.servers} | {sm.host for sm in ib.subnet_managers}
     for name in sorted(set(inputs.guids) - known):
-        found = source.diagnostic(
-            ("guids", name), f"'{name}' is not a switch, server or SM host of the plan: its GUIDs are not used", key=True
-        )
-        yield dataclasses.replace(found, severity=Severity.WARNING)
+        yield warning(source, ("guids", name), f"'{name}' is not a switch, server or SM host of the plan: its GUIDs are not used", key=True)
 
 
 def _ib_vendor_features(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
     """SHARP and adaptive routing exist only in NVIDIA's MLNX OpenSM / UFM: say what is (not) rendered."""
     ib = plan.infiniband
     assert ib is not None
-    found = []
     if ib.sharp_enabled:
-        found.append(
-            source.diagnostic(
-                ("opensm", "sharp", "enabled"),
-                "SHARP needs NVIDIA MLNX OpenSM (sharp_enabled 2) or UFM and the Aggregation Manager (sharp_am) on the master SM's host; "
-                "upstream OpenSM, which fabricgen renders and verifies, has neither: nothing is rendered for it",
-                hint="fabricgen already provides what the AM needs from the SM: the SM on a host (not a switch), "
-                "ftree with root_guids.conf; enable SHARP in UFM or MLNX OpenSM",
-            )
+        yield warning(
+            source,
+            ("opensm", "sharp", "enabled"),
+            "SHARP needs NVIDIA MLNX OpenSM (sharp_enabled 2) or UFM and the Aggregation Manager (sharp_am) on the master SM's host; "
+            "upstream OpenSM, which fabricgen renders and verifies, has neither: nothing is rendered for it",
+            hint="fabricgen already provides what the AM needs from the SM: the SM on a host (not a switch), "
+            "ftree with root_guids.conf; enable SHARP in UFM or MLNX OpenSM",
         )
     if ib.adaptive_routing_engine:
-        found.append(
-            source.diagnostic(
-                ("opensm", "adaptive_routing", "enabled"),
-                f"adaptive routing ({ib.adaptive_routing_engine}) needs NVIDIA MLNX OpenSM or UFM; upstream OpenSM 3.3.x has no AR "
-                f"engine and rejects the name: routing_engine stays {ib.routing_engine}",
-                hint="set routing_engine in MLNX OpenSM / UFM; fabricgen's root_guids.conf works for ar_updn and ar_ftree",
-            )
+        yield warning(
+            source,
+            ("opensm", "adaptive_routing", "enabled"),
+            f"adaptive routing ({ib.adaptive_routing_engine}) needs NVIDIA MLNX OpenSM or UFM; upstream OpenSM 3.3.x has no AR "
+            f"engine and rejects the name: routing_engine stays {ib.routing_engine}",
+            hint="set routing_engine in MLNX OpenSM / UFM; fabricgen's root_guids.conf works for ar_updn and ar_ftree",
         )
     if ib.congestion_control and ib.cc_threshold == 0:
-        found.append(
-            source.diagnostic(
-                ("opensm", "congestion_control", "threshold"),
-                "congestion control is enabled with threshold 0: switches mark no packet, so HCAs never throttle",
-                hint="set opensm.congestion_control.threshold (1 loose ... 15 aggressive)",
-            )
+        yield warning(
+            source,
+            ("opensm", "congestion_control", "threshold"),
+            "congestion control is enabled with threshold 0: switches mark no packet, so HCAs never throttle",
+            hint="set opensm.congestion_control.threshold (1 loose ... 15 aggressive)",
         )
-    for diagnostic in found:
-        yield dataclasses.replace(diagnostic, severity=Severity.WARNING)
 
 
 def _ib_isolated_hosts(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
@@ -243,13 +234,13 @@ def _ib_isolated_hosts(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
     in_tenant = {h for p in ib.partitions for h in p.hosts}
     alone = [s.name for s in plan.servers if s.name not in in_tenant]
     if alone:
-        found = source.diagnostic(
+        yield warning(
+            source,
             ("default_partition", "membership") if ("default_partition",) in source.values else ("partitions",),
             f"{len(alone)} server(s) in no tenant partition and only limited members of Default ({', '.join(alone[:4])}"
             f"{' ...' if len(alone) > 4 else ''}): limited members cannot talk to each other, only to full members such as the SM",
             hint="add them to a partition, or set default_partition.membership: full",
         )
-        yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
 CREDIT_BYTES = 64
@@ -270,24 +261,24 @@ def _ib_vlarb_warnings(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
     for key, table in (("vlarb_high", ib.qos_vlarb_high), ("vlarb_low", ib.qos_vlarb_low)):
         small = [f"VL{vl}:{weight}" for vl, weight in _vlarb_pairs(table) if 0 < weight < packet]
         if small:
-            found = source.diagnostic(
+            yield warning(
+                source,
                 ("qos", key),
                 f"weights {', '.join(small)} are below {packet} credits, one {mtu}-byte packet: a packet in flight is always "
                 f"completed, so every weight from 1 to {packet} sends exactly one packet per turn and these weights have no effect",
                 hint=f"use multiples of {packet} (e.g. {packet} and {2 * packet} for a 1:2 share)",
             )
-            yield dataclasses.replace(found, severity=Severity.WARNING)
     tenant_vls = {ib.qos_sl2vl[p.sl] for p in ib.partitions if p.sl}
     high = {vl for vl, weight in _vlarb_pairs(ib.qos_vlarb_high) if weight}
     ahead = sorted(high - tenant_vls)
     if tenant_vls and ahead and not tenant_vls <= high:
-        found = source.diagnostic(
+        yield warning(
+            source,
             ("qos", "vlarb_high"),
             f"the high-priority table serves VL(s) {', '.join(map(str, ahead))} before the tenant VL(s) "
             f"{', '.join(map(str, sorted(tenant_vls - high)))} of the low table",
             hint="leave qos.vlarb_high unset (every weight 0) or list the tenant VLs there",
         )
-        yield dataclasses.replace(found, severity=Severity.WARNING)
 
 
 def _ib_qos(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
@@ -310,9 +301,10 @@ def _ib_qos(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnosti
         if inputs.partitions[position].sl is None:
             continue
         if not ib.qos_enabled:
-            found = source.diagnostic(
-                ("partitions", position, "sl"), f"partition {part.name} sets sl {part.sl} but qos.enabled is false: OpenSM ignores it"
+            yield warning(
+                source,
+                ("partitions", position, "sl"),
+                f"partition {part.name} sets sl {part.sl} but qos.enabled is false: OpenSM ignores it",
             )
-            yield dataclasses.replace(found, severity=Severity.WARNING)
         elif ib.qos_sl2vl[part.sl] == 15:
             yield source.diagnostic(("partitions", position, "sl"), f"partition {part.name}: SL {part.sl} maps to VL15 (drop) in qos.sl2vl")

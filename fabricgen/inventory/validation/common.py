@@ -28,6 +28,6 @@ def written(source: SourceMap, path: PathKey) -> bool:
     return path in source.values or path in source.keys
 
 
-def warning(source: SourceMap, path: PathKey, message: str, *, hint: str = "") -> Diagnostic:
+def warning(source: SourceMap, path: PathKey, message: str, *, hint: str = "", key: bool = False) -> Diagnostic:
     """A located warning: reported, but the inventory stays valid (exit 0)."""
-    return dataclasses.replace(source.diagnostic(path, message, hint=hint), severity=Severity.WARNING)
+    return dataclasses.replace(source.diagnostic(path, message, hint=hint, key=key), severity=Severity.WARNING)
