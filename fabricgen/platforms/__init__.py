@@ -102,14 +102,22 @@ def reload() -> None:
 def ownership_tables() -> dict[str, Any]:
     """Platform name -> its `ownership.yml`, or its nearest ancestor's (the whole file), for the
     platforms that have one. Read only by the commands that push or compare device configs."""
+    return {
+        name: read_yaml(folder / "ownership.yml", f"platform-{folder.name}-ownership.yml")
+        for name, folder in _nearest_with("ownership.yml").items()
+    }
+
+
+def _nearest_with(file_name: str) -> dict[str, Path]:
+    """Platform name -> the folder of the nearest platform in its lineage (itself first) that has
+    `file_name`, for the platforms where one has it: how a child inherits a file."""
     platforms = registry()
-    found: dict[str, Any] = {}
+    found: dict[str, Path] = {}
     for name, data in platforms.items():
-        for ancestor in data["lineage"]:
-            folder = Path(platforms[ancestor]["folder"])
-            if (folder / "ownership.yml").is_file():
-                found[name] = read_yaml(folder / "ownership.yml", f"platform-{folder.name}-ownership.yml")
-                break
+        folders = (Path(platforms[ancestor]["folder"]) for ancestor in data["lineage"])
+        nearest = next((folder for folder in folders if (folder / file_name).is_file()), None)
+        if nearest is not None:
+            found[name] = nearest
     return found
 
 
@@ -170,15 +178,7 @@ def _driver_of(folder: Path) -> Driver:
 def drivers() -> dict[str, Driver]:
     """Platform name -> the reader of its device output (`driver.py` in its folder, or in its
     nearest ancestor's), for the platforms the push talks to."""
-    platforms = registry()
-    found: dict[str, Driver] = {}
-    for name, data in platforms.items():
-        for ancestor in data["lineage"]:
-            folder = Path(platforms[ancestor]["folder"])
-            if (folder / "driver.py").is_file():
-                found[name] = _driver_of(folder)
-                break
-    return found
+    return {name: _driver_of(folder) for name, folder in _nearest_with("driver.py").items()}
 
 
 def driver(platform: str) -> Driver:
