@@ -24,7 +24,7 @@ EXAMPLES = ROOT / "inventories"
 LAB_SLOTS = 2
 """FRR labs booted at once by one parallel run. A lab's BFD runs at 300 ms x 3: two labs beside
 the CPU-bound tests on a 2-core machine keep their sessions up; more would starve them."""
-FIRST = ("test_lab_verify", "test_playbooks_", "test_ib_verify", "test_ib_import")
+FIRST = ("test_lab_", "test_playbooks_", "test_ib_verify", "test_ib_import")
 """Modules that run longest (labs, playbooks, OpenSM simulations) start first, so no worker is
 left with a long test while the others are idle at the end of a parallel run."""
 
