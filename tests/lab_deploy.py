@@ -33,8 +33,10 @@ from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
 from tests.standins.lab_routing import LabRouting
 from tests.standins.runner import BIN, PlaybookRunner, marked_pids
 
-POSTCHECK = {"retries": 10, "delay": 3}
-"""Post-check polls on the lab: FRR needs a few seconds to bring a restarted session up."""
+POSTCHECK = {"retries": 20, "delay": 3}
+"""Post-check polls on the lab: FRR needs a few seconds to bring a restarted session up, more
+beside a CPU hog or another lab; a check that passes stops polling at once, so only a scenario
+whose post-check must fail waits the whole minute."""
 
 
 @dataclass
