@@ -80,7 +80,7 @@ def test_what_fits_the_stated_headroom_validates(tmp_path: Path, length: str, sp
 
 
 def test_a_model_without_a_figure_is_not_compared(tmp_path: Path) -> None:
-    """No public figure exists for the bundled models: nothing is invented, nothing compared."""
+    """No bundled model states a figure (none found): nothing is invented, nothing compared."""
     checked = load_and_plan(write(tmp_path, inventory("150m", 800, None)))
     assert not [d for d in checked.warnings if "headroom" in d.path]
 

@@ -7,7 +7,8 @@ buffer line (neither platform's headroom command is confirmed in a vendor source
 runs with its model's default headroom. Where the catalog states that default with its source
 (`pfc_headroom_bytes`, `pfc_headroom_source`), a port that needs more would drop "lossless"
 traffic under congestion: an error, one per model, at the key that set the figure. A model
-without a figure is not compared (no public figure exists for the bundled models).
+without a figure is not compared (none of the bundled models has one: no public figure was
+found).
 """
 
 from __future__ import annotations
