@@ -38,13 +38,13 @@ def effective_watchdog(timeout_ms: int, recovery_ms: int, polling_ms: int, capab
     EOS-like (independent timers) keeps 50/1000/10 ms; NX-OS-like polls every 100 ms at least,
     so a 50 ms timeout becomes one interval (100 ms) and 1000 ms of recovery ten intervals:
 
-    >>> eos = {"timers": "independent", "timeout_ms": {"min": 10, "max": 60000, "step": 10},
+    >>> independent = {"timers": "independent", "timeout_ms": {"min": 10, "max": 60000, "step": 10},
     ...        "recovery_ms": {"min": 10, "max": 60000, "step": 10}, "polling_ms": {"min": 5, "max": 30000}}
-    >>> effective_watchdog(50, 1000, 10, eos)
+    >>> effective_watchdog(50, 1000, 10, independent)
     WatchdogTimers(timeout_ms=50, recovery_ms=1000, polling_ms=10, timeout_multiplier=0, recovery_multiplier=0)
-    >>> nxos = {"timers": "interval-multiples", "polling_ms": {"min": 100, "max": 1000},
+    >>> multiples = {"timers": "interval-multiples", "polling_ms": {"min": 100, "max": 1000},
     ...         "timeout_multiplier": {"min": 1, "max": 10}, "recovery_multiplier": {"min": 1, "max": 10}}
-    >>> effective_watchdog(50, 1000, 10, nxos)
+    >>> effective_watchdog(50, 1000, 10, multiples)
     WatchdogTimers(timeout_ms=100, recovery_ms=1000, polling_ms=100, timeout_multiplier=1, recovery_multiplier=10)
     """
     if not capability:  # a platform that states no limits takes the timers as asked
