@@ -649,6 +649,19 @@ class Services:
 
 
 @record
+class GracefulRestart:
+    """The fabric's BGP graceful-restart stance (RFC 4724), printed on every platform because their
+    defaults differ (NX-OS restarts gracefully and helps unless told not to, EOS only helps).
+    `mode`: `disabled` (no restart, no helper: a peer's routes go with its session), `helper`
+    (keep a restarting peer's routes as stale, never announce restart oneself) or `enabled` (both).
+    The times apply to `enabled`: how long peers wait for this switch, how long stale routes live."""
+
+    mode: str
+    restart_time_s: int
+    stalepath_time_s: int
+
+
+@record
 class TierLinks:
     """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
     between each lower and upper device of a group), `server-leaf` (`per_pair` NICs per server)
@@ -697,6 +710,9 @@ class Plan:
     bfd: bool
     bfd_interval_ms: int
     bfd_multiplier: int
+    graceful_restart: GracefulRestart
+    """BGP graceful restart on every switch (`bgp.graceful_restart`); docs/render.md says why the
+    default is `disabled`."""
     pools: tuple[PoolUsage, ...]
     oversubscription: tuple[Oversubscription, ...]
     max_oversubscription: float
