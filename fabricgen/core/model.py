@@ -106,6 +106,9 @@ class Platform:
     """Per-port DCBX command of RoCE host ports when `roce.dcbx` is on; empty: the OS has none."""
     dlb_modes: dict[str, str] = field(default_factory=dict)
     """Dynamic load balancing mode keyword per `roce.load_balancing` value the OS supports."""
+    drain: dict[str, Any] = field(default_factory=dict)
+    """How the OS drains a switch and honours a drained neighbour (`drain:` in platform.yml):
+    the GSHUT community, the receiver's community list and route map, the drained switch's lines."""
     config_sections: tuple[str, ...] = ()
     """Top-level config sections (templates `<platform>/<section>.j2`) in the order the OS prints
     `show running-config`, so a diff against a device shows no reordering."""
@@ -225,6 +228,10 @@ class Device:
     """Dynamic load balancing mode keyword (NX-OS `flowlet`); empty: hash-based ECMP only."""
     dlb_interfaces: tuple[str, ...] = ()
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
+    drained: bool = False
+    """Under `drain:` or `--drain`: the switch announces every route with the RFC 8326
+    GRACEFUL_SHUTDOWN community (its platform's mechanism, `drain:` in platform.yml), so its
+    neighbours prefer other paths and it carries no transit traffic (docs/drain.md)."""
 
 
 @record
