@@ -82,8 +82,7 @@ def run_drill(lab: Lab, plan: LabTopology, mode: str, drain_lines: list[str]) ->
     spine = next(s for s in plan.switches if s.role == "spine")
     before = _paths_via(lab, plan, spine)
     traffic = Traffic(plan, lab.work / "traffic", TRAFFIC_S)
-    started = time.monotonic()
-    traffic.start()
+    started = traffic.start()
     phases: list[tuple[str, float]] = []
     try:
         time.sleep(SETTLE_S)
@@ -102,7 +101,7 @@ def run_drill(lab: Lab, plan: LabTopology, mode: str, drain_lines: list[str]) ->
         time.sleep(SETTLE_S)
     finally:
         traffic.stop()
-    _report_loss(check, loss(traffic.collect(), [("before", 0.0), *phases]), mode)
+    _report_loss(check, loss(traffic.collect(), [("before", started), *phases]), mode)
     check.seconds = time.monotonic() - started
     return check
 

@@ -24,6 +24,8 @@ from pathlib import Path
 
 PACKET = struct.Struct("!IId")
 """flow number, sequence number, send time: the whole payload."""
+READY_S = 30.0
+"""Longest wait for the go file before sending anyway."""
 LINGER = 1.5
 """Seconds the receiver keeps listening after the last packet was sent (packets in flight)."""
 
@@ -56,10 +58,20 @@ def _send(
     return sent
 
 
+def _ready(out: Path, deadline: float) -> None:
+    """Say this agent listens (`<out>.ready`) and wait for the drill's `go` file beside it, so no
+    agent sends before every peer listens (a packet to a closed port would count as lost)."""
+    out.with_suffix(".ready").touch()
+    go = out.parent / "go"
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def run(address: str, port: int, peers: Sequence[str], flows: int, rate: float, seconds: float, out: Path) -> None:
-    """Send to and receive from `peers` for `seconds`, then write `out`."""
+    """Send to and receive from `peers` for `seconds` once the drill says go, then write `out`."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     listener.bind((address, port))
+    _ready(out, time.monotonic() + READY_S)
     received: dict[str, list[int]] = {}
     until = [time.monotonic() + seconds + LINGER + 5]
     thread = threading.Thread(target=_receive, args=(listener, until, received), daemon=True)

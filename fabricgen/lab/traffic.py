@@ -10,12 +10,15 @@ number never arrived; its send time puts it in the phase it was sent in.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricgen.lab.flows import READY_S
 from fabricgen.lab.topology import LabServer, LabTopology
 
 FLOWS_PER_PEER = 4
@@ -51,8 +54,10 @@ class Traffic:
     seconds: float
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def start(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+    def start(self) -> float:
+        """Start every agent, wait until all listen, tell them to send; the time they were told."""
+        shutil.rmtree(self.folder, ignore_errors=True)  # an earlier drill's files
+        self.folder.mkdir(parents=True)
         for sender in senders(self.plan):
             argv = ["ip", "netns", "exec", sender.server.namespace, sys.executable, "-m", "fabricgen.lab.flows"]
             argv += [
@@ -65,7 +70,12 @@ class Traffic:
             ]
             argv += ["--flows", str(FLOWS_PER_PEER), "--rate", f"{RATE_PER_FLOW:g}"]
             argv += [arg for peer in sender.peers for arg in ("--peer", peer)]
-            self.processes.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            self.processes.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + READY_S
+        while len(list(self.folder.glob("*.ready"))) < len(self.processes) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (self.folder / "go").touch()
+        return time.monotonic()
 
     def stop(self) -> None:
         """Ask every agent to stop sending (SIGTERM); each still writes what it measured."""
