@@ -95,8 +95,6 @@ class Platform:
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
-    as_path_multipath_relax_default: bool = False
-    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
     pfc_response_ns: int = 0
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
     ecmp_hash: dict[str, str] = field(default_factory=dict)
@@ -617,6 +615,19 @@ class Services:
 
 
 @record
+class GracefulRestart:
+    """The fabric's BGP graceful-restart stance (RFC 4724), printed on every platform because their
+    defaults differ (NX-OS restarts gracefully and helps unless told not to, EOS only helps).
+    `mode`: `disabled` (no restart, no helper: a peer's routes go with its session), `helper`
+    (keep a restarting peer's routes as stale, never announce restart oneself) or `enabled` (both).
+    The times apply to `enabled`: how long peers wait for this switch, how long stale routes live."""
+
+    mode: str
+    restart_time_s: int
+    stalepath_time_s: int
+
+
+@record
 class TierLinks:
     """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
     between each lower and upper device of a group), `server-leaf` (`per_pair` NICs per server)
@@ -665,6 +676,9 @@ class Plan:
     bfd: bool
     bfd_interval_ms: int
     bfd_multiplier: int
+    graceful_restart: GracefulRestart
+    """BGP graceful restart on every switch (`bgp.graceful_restart`); docs/render.md says why the
+    default is `disabled`."""
     pools: tuple[PoolUsage, ...]
     oversubscription: tuple[Oversubscription, ...]
     max_oversubscription: float
