@@ -53,8 +53,7 @@ def refusal(topology: LabTopology, machine: Machine) -> str | None:
     """Why `machine` cannot boot `topology`, with the largest lab of this shape it can; None if it can.
 
     >>> from fabricgen.lab.topology import LabTopology
-    >>> from fabricgen.core.model import GracefulRestart
-    >>> refusal(LabTopology("f", "fg-f-", (), (), (), "", True, 300, 3, GracefulRestart("disabled", 120, 300)), Machine(2, 1000)) is None
+    >>> refusal(LabTopology("f", "fg-f-", (), (), (), "", True, 300, 3), Machine(2, 1000)) is None
     True
     """
     count, peers, need = len(topology.switches), sessions(topology), memory_mib(topology)

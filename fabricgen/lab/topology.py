@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricgen.core.catalog import platforms
-from fabricgen.core.model import Device, GracefulRestart, Interface, Plan
+from fabricgen.core.model import Device, Interface, Plan
 
 IFNAMSIZ = 15
 """Longest Linux interface name (IFNAMSIZ - 1)."""
@@ -121,8 +121,6 @@ class LabTopology:
     bfd: bool
     bfd_interval_ms: int
     bfd_multiplier: int
-    graceful_restart: GracefulRestart
-    """The plan's BGP graceful-restart stance (FRR prints it like the vendors' configs)."""
 
     def namespace(self, node: str) -> str:
         return f"{self.prefix}{node}"
@@ -249,14 +247,5 @@ def lab_topology(plan: Plan, table_base: int = 100) -> LabTopology:
     )
     servers_prefix = next((p.prefix for p in plan.pools if p.name == "servers"), "")
     return LabTopology(
-        plan.name,
-        prefix,
-        tuple(switches),
-        tuple(servers),
-        cables,
-        servers_prefix,
-        plan.bfd,
-        plan.bfd_interval_ms,
-        plan.bfd_multiplier,
-        plan.graceful_restart,
+        plan.name, prefix, tuple(switches), tuple(servers), cables, servers_prefix, plan.bfd, plan.bfd_interval_ms, plan.bfd_multiplier
     )
