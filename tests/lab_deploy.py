@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from tests.lab_helpers import leftovers, own_lab
 from tests.standin_switches import Lab, _devices, _serve
 from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
 from tests.standins.lab_routing import LabRouting
-from tests.standins.runner import BIN, PlaybookRunner, marked_pids
+from tests.standins.runner import PlaybookRunner, marked_pids, render
 
 POSTCHECK = {"retries": 20, "delay": 3}
 """Post-check polls on the lab: FRR needs a few seconds to bring a restarted session up, more
@@ -51,8 +50,7 @@ class LabDeploy:
     def render(self, fabric_yaml: str) -> LabTopology:
         """Write the inventory and render it into the same build folder; the new plan's topology."""
         (self.inventory / "fabric.yml").write_text(fabric_yaml)
-        command = [str(BIN / "fabricgen"), "render", str(self.inventory), "-o", str(self.deploy.build)]
-        subprocess.run(command, check=True, capture_output=True)
+        render(self.inventory, self.deploy.build)
         return lab_topology(own_lab(load_and_plan(self.inventory).plan))
 
     def devices(self) -> dict[str, StandinDevice]:
@@ -94,7 +92,7 @@ def lab_deploy(workdir: Path, fabric_yaml: str, name: str) -> Iterator[LabDeploy
     inventory.mkdir()
     (inventory / "fabric.yml").write_text(fabric_yaml)
     build = workdir / "build" / name
-    subprocess.run([str(BIN / "fabricgen"), "render", str(inventory), "-o", str(build)], check=True, capture_output=True)
+    render(inventory, build)
     topology = lab_topology(own_lab(load_and_plan(inventory).plan))
     stage = workdir / "stage"
     stage.mkdir(mode=0o700)

@@ -18,7 +18,7 @@ import yaml
 
 from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
 from tests.standins.routing import ConfigRouting
-from tests.standins.runner import BIN, PlaybookRunner, marked_pids
+from tests.standins.runner import PlaybookRunner, marked_pids, render
 
 FABRIC = """\
 fabric: {name: lab1, description: deploy test fabric for the stand-in devices, transport: roce}
@@ -112,7 +112,7 @@ def standin_switches(tmp_path: Path) -> Iterator[Lab]:
     (tmp_path / "inv").mkdir()
     (tmp_path / "inv" / "fabric.yml").write_text(FABRIC)
     build = tmp_path / "build" / "lab1"
-    subprocess.run([str(BIN / "fabricgen"), "render", str(tmp_path / "inv"), "-o", str(build)], check=True, capture_output=True)
+    render(tmp_path / "inv", build)
     stage = tmp_path / "stage"
     stage.mkdir(mode=0o700)
     fabric, clock, routing, order = StandinFabric(), StandinClock(), ConfigRouting(), []  # type: ignore[var-annotated]

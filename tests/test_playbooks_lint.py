@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.standins.runner import BIN, ROOT, PlaybookRunner
+from tests.standins.runner import BIN, ROOT, PlaybookRunner, render
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ansible-lint", path=str(BIN)) is None, reason="needs the deploy extra (ansible, ansible-lint)"
@@ -27,9 +27,7 @@ def test_the_three_playbooks_exist() -> None:
 def inventories(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("render")
     for name in ("pod-mixed", "ib-hdr"):
-        subprocess.run(
-            [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / name), "-o", str(out / name)], check=True, capture_output=True
-        )
+        render(ROOT / "inventories" / name, out / name)
     return [out / "pod-mixed" / "ansible" / "hosts.yml", out / "ib-hdr" / "ansible" / "hosts.yml"]
 
 

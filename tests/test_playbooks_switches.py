@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 import yaml
 
 from tests.standin_switches import SECRETS, SWITCHES, Lab, standin_switches
-from tests.standins.runner import BIN, PlaybookRunner
+from tests.standins.runner import BIN, ROOT, PlaybookRunner, render
 
 pytestmark = pytest.mark.skipif(shutil.which("ansible-playbook", path=str(BIN)) is None, reason="needs the deploy extra (ansible)")
 
@@ -175,11 +174,7 @@ def test_rollback_restores_exactly_the_switches_with_a_file_in_the_folder(lab: L
 
 def test_list_hosts_of_the_three_tier_example_is_every_switch(tmp_path: Path) -> None:
     build = tmp_path / "cl1"
-    from tests.standins.runner import ROOT
-
-    subprocess.run(
-        [str(BIN / "fabricgen"), "render", str(ROOT / "inventories" / "cluster-3tier"), "-o", str(build)], check=True, capture_output=True
-    )
+    render(ROOT / "inventories" / "cluster-3tier", build)
     listed = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml"]).run("deploy.yml", "--list-hosts")
     assert listed.returncode == 0, listed.stdout + listed.stderr
     plan = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]

@@ -95,6 +95,13 @@ class PlaybookRunner:
         return stop_marked(self.marker)
 
 
+def render(inventory: Path, out: Path) -> None:
+    """`fabricgen render INVENTORY -o OUT` as an operator runs it before a push (the installed
+    command, a process of its own); a refusal fails the test with fabricgen's own message."""
+    done = subprocess.run([str(BIN / "fabricgen"), "render", str(inventory), "-o", str(out)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def marked_pids(marker: str) -> list[int]:
     needle = f"{MARKER_VAR}={marker}".encode()
     pids = []
