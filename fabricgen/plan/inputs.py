@@ -283,6 +283,8 @@ class Inputs:
     guids: Mapping[str, GuidPin]
     models: Mapping[str, Any]
     jobs: Mapping[str, Mapping[str, Any]]
+    ratio_during_change: bool = False
+    """`oversubscription.during_change`: the change window's batches hold `max_ratio` too."""
 
     @property
     def routed(self) -> bool:
@@ -306,6 +308,7 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         bgp=_bgp(doc["bgp"]),
         roce=_roce(doc["roce"]),
         max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
+        ratio_during_change=bool(doc["oversubscription"]["during_change"]),
         cabling=_cabling(doc["cabling"]),
         services=_services(doc["services"]),
         subnet_managers=tuple(_subnet_manager(sm, i) for i, sm in enumerate(doc.get("subnet_managers", []))),

@@ -7,7 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fabricgen.platforms.driver import Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.driver import (
+    NEIGHBOR_ADDRESS,
+    Session,
+    as_int,
+    bgp_section,
+    host_part,
+    numeric_leaves,
+    short_interface,
+    threshold_bytes,
+    truthy,
+)
 
 
 def session_diff_lines(diff: str) -> list[str]:
@@ -19,6 +29,32 @@ def session_diff_lines(diff: str) -> list[str]:
         if line.startswith(("+", "-")) and line[1:].strip():
             lines.append(line.rstrip())
     return lines
+
+
+def bgp_identity(text: str) -> dict[str, tuple[str, str]]:
+    """EOS `router bgp`: {neighbor address: (local AS, remote AS)}, a peer group's remote-as
+    applied to its members.
+
+    >>> bgp_identity("router bgp 65101\\n   neighbor S peer group\\n   neighbor S remote-as 65000\\n"
+    ...                  "   neighbor 10.0.0.0 peer group S\\n   neighbor 10.0.0.2 remote-as 65001\\n")
+    {'10.0.0.0': ('65101', '65000'), '10.0.0.2': ('65101', '65001')}
+    """
+    section = bgp_section(text)
+    if section is None:
+        return {}
+    local = section[0].split()[2]
+    remote: dict[str, str] = {}
+    group_of: dict[str, str] = {}
+    for line in section[1]:
+        words = line.split()
+        if len(words) >= 4 and words[0] == "neighbor" and words[2] == "remote-as":
+            remote[words[1]] = words[3]
+        elif len(words) == 5 and words[0] == "neighbor" and words[2:4] == ["peer", "group"]:
+            group_of[words[1]] = words[4]
+        elif len(words) == 4 and words[0] == "neighbor" and words[2] == "peer-group":
+            group_of[words[1]] = words[3]
+    addresses = {name for name in (*remote, *group_of) if NEIGHBOR_ADDRESS.match(name)}
+    return {a: (local, remote.get(a) or remote.get(group_of.get(a, ""), "")) for a in sorted(addresses)}
 
 
 class EosDriver:
@@ -58,6 +94,40 @@ class EosDriver:
             states[short_interface(name)] = truthy(value)
         return states
 
+    def pfc_priorities(self, pfc: Mapping[str, Any]) -> dict[str, frozenset[int]]:
+        """`show priority-flow-control`: `interfaceStatuses.<name>.priorities` of a port whose PFC
+        is on (an invented shape: tests/data/show/README.md)."""
+        found = {}
+        for name, entry in (pfc.get("interfaceStatuses") or {}).items():
+            if isinstance(entry, Mapping):
+                on = truthy(entry.get("enabled", entry.get("portEnabled", False)))
+                found[short_interface(name)] = frozenset(as_int(p) for p in entry.get("priorities") or ()) if on else frozenset()
+        return found
+
+    def qos_policies(self, output: Mapping[str, Any]) -> dict[str, str]:
+        """`show qos interfaces`: `interfaces.<name>.serviceProfile` (invented shape)."""
+        return {
+            short_interface(name): str(entry.get("serviceProfile") or "")
+            for name, entry in (output.get("interfaces") or {}).items()
+            if isinstance(entry, Mapping)
+        }
+
+    def ecn_thresholds(self, output: Mapping[str, Any]) -> dict[str, dict[int, tuple[int, int]]]:
+        """`show qos interfaces ecn`: `interfaces.<name>.txQueues.<queue>.{ecnEnabled,
+        minThreshold, maxThreshold, unit}` (invented shape); the queue number is the traffic class."""
+        found: dict[str, dict[int, tuple[int, int]]] = {}
+        for name, entry in (output.get("interfaces") or {}).items():
+            marking: dict[int, tuple[int, int]] = {}
+            for queue, q in ((entry or {}).get("txQueues") or {}).items():
+                if isinstance(q, Mapping) and truthy(q.get("ecnEnabled", False)):
+                    unit = q.get("unit", "")
+                    marking[as_int(queue)] = (threshold_bytes(q.get("minThreshold"), unit), threshold_bytes(q.get("maxThreshold"), unit))
+            found[short_interface(name)] = marking
+        return found
+
+    def bgp_identity(self, config: str) -> dict[str, tuple[str, str]]:
+        return bgp_identity(config)
+
     def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
         for entry in output.get("lldpNeighbors") or []:
@@ -77,6 +147,8 @@ class EosDriver:
             "interfaces": ("interfaceStatuses",),
             "lldp": ("lldpNeighbors",),
             "pfc": ("interfaceStatuses",),
+            "qos": ("interfaces",),
+            "ecn": ("interfaces",),
             "errors": ("interfaceErrorCounters",),
             "watchdog": ("interfaces",),
         }

@@ -8,7 +8,17 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fabricgen.platforms.driver import Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.driver import (
+    NEIGHBOR_ADDRESS,
+    Session,
+    as_int,
+    bgp_section,
+    host_part,
+    numeric_leaves,
+    short_interface,
+    threshold_bytes,
+    truthy,
+)
 
 
 def as_list(value: Any) -> list[Any]:
@@ -65,6 +75,41 @@ def patch_lines(show_patch: str) -> list[str]:
     return [line.rstrip() for line in str(show_patch).splitlines() if line.strip() and not _PATCH_NOISE.match(line)]
 
 
+def bgp_identity(text: str) -> dict[str, tuple[str, str]]:
+    """NX-OS `router bgp`: {neighbor address: (local AS, remote AS)}, a `template peer`'s
+    remote-as applied to the neighbors that inherit it.
+
+    >>> bgp_identity("router bgp 65201\\n  template peer S\\n    remote-as 65200\\n"
+    ...                   "  neighbor 10.41.0.0\\n    inherit peer S\\n  neighbor 10.41.0.2 remote-as 65009\\n")
+    {'10.41.0.0': ('65201', '65200'), '10.41.0.2': ('65201', '65009')}
+    """
+    section = bgp_section(text)
+    if section is None:
+        return {}
+    local = section[0].split()[2]
+    level = min((len(line) - len(line.lstrip()) for line in section[1]), default=0)
+    templates: dict[str, str] = {}
+    remote: dict[str, str] = {}
+    inherits: dict[str, str] = {}
+    block: tuple[str, str] = ("", "")
+    for line in section[1]:
+        words = line.split()
+        if len(line) - len(line.lstrip()) == level:
+            block = ("", "")
+            if words[:2] == ["template", "peer"] and len(words) > 2:
+                block = ("template", words[2])
+            elif words[0] == "neighbor" and len(words) > 1:
+                block = ("neighbor", words[1].split("/")[0])
+                if len(words) > 3 and words[2] == "remote-as":
+                    remote[block[1]] = words[3]
+        elif words[:1] == ["remote-as"] and len(words) > 1 and block[0]:
+            (templates if block[0] == "template" else remote)[block[1]] = words[1]
+        elif words[:2] == ["inherit", "peer"] and len(words) > 2 and block[0] == "neighbor":
+            inherits[block[1]] = words[2]
+    addresses = {name for name in (*remote, *inherits) if NEIGHBOR_ADDRESS.match(name)}
+    return {a: (local, remote.get(a) or templates.get(inherits.get(a, ""), "")) for a in sorted(addresses)}
+
+
 class NxosDriver:
     """The `Driver` of Cisco NX-OS."""
 
@@ -98,6 +143,42 @@ class NxosDriver:
         """`show interface priority-flow-control`: `ROW_entry` `intf-name` and its `oper` state."""
         return {short_interface(str(r["intf-name"])): truthy(r.get("oper", "off")) for r in rows(pfc, "entry") if "intf-name" in r}
 
+    def pfc_priorities(self, pfc: Mapping[str, Any]) -> dict[str, frozenset[int]]:
+        """`show interface priority-flow-control`: the `vl-bmap` of a port whose PFC is
+        operational, the bitmap of paused CoS values in hex as the text output's `Oper(VL bmap)`
+        column prints it (`8` = CoS 3); field name invented (tests/data/show/README.md)."""
+        found = {}
+        for r in rows(pfc, "entry"):
+            if "intf-name" in r:
+                bitmap = int(str(r.get("vl-bmap", "0")), 16) if truthy(r.get("oper", "off")) else 0
+                found[short_interface(str(r["intf-name"]))] = frozenset(cos for cos in range(8) if bitmap >> cos & 1)
+        return found
+
+    def qos_policies(self, output: Mapping[str, Any]) -> dict[str, str]:
+        """`show policy-map interface brief`: `ROW_intf` `intf-name` and its `in-qos-policy`
+        (invented shape)."""
+        return {short_interface(str(r["intf-name"])): str(r.get("in-qos-policy") or "") for r in rows(output, "intf") if "intf-name" in r}
+
+    def ecn_thresholds(self, output: Mapping[str, Any]) -> dict[str, dict[int, tuple[int, int]]]:
+        """`show queuing interface`: per `ROW_queuing_interface` (`if_name_str`), its egress
+        `ROW_qosgrp_egress` rows with WRED-ECN on (invented shape); the QoS group is the traffic class."""
+        found: dict[str, dict[int, tuple[int, int]]] = {}
+        for port in rows(output, "queuing_interface"):
+            marking: dict[int, tuple[int, int]] = {}
+            for q in rows(port, "qosgrp_egress"):
+                if truthy(q.get("eq-wred-ecn", "disabled")):
+                    unit = q.get("eq-wred-unit", "")
+                    marking[as_int(q.get("eq-qosgrp"))] = (
+                        threshold_bytes(q.get("eq-wred-min-thresh"), unit),
+                        threshold_bytes(q.get("eq-wred-max-thresh"), unit),
+                    )
+            if "if_name_str" in port:
+                found[short_interface(str(port["if_name_str"]))] = marking
+        return found
+
+    def bgp_identity(self, config: str) -> dict[str, tuple[str, str]]:
+        return bgp_identity(config)
+
     def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
         for row in rows(output, "nbor"):
@@ -117,6 +198,8 @@ class NxosDriver:
             "interfaces": ("TABLE_interface",),
             "lldp": ("TABLE_nbor", "neigh_count"),
             "pfc": ("TABLE_entry",),
+            "qos": ("TABLE_intf",),
+            "ecn": ("TABLE_queuing_interface",),
             "errors": ("TABLE_interface",),
             "watchdog": ("TABLE_pfcwd",),
         }
