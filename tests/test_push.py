@@ -12,8 +12,8 @@ import pytest
 from fabricgen.configs.devices import device_configs
 from fabricgen.diffing.running import remediate
 from fabricgen.pipeline import load_and_plan
-from fabricgen.platforms.eos.driver import bgp_identity as eos_bgp_identity
-from fabricgen.platforms.nxos.driver import bgp_identity as nxos_bgp_identity
+from fabricgen.platforms.eos.config_text import bgp_identity as eos_bgp_identity
+from fabricgen.platforms.nxos.config_text import bgp_identity as nxos_bgp_identity
 from fabricgen.push import baseline, rollout
 from fabricgen.push.bgp_identity import two_ended_sessions
 from fabricgen.push.ownership import owned_text, redact

@@ -7,14 +7,18 @@ checks (`push/baseline.py`, `push/postchecks.py`) compare those facts with the p
 the platform, and pick the driver by the host's platform: a new OS brings its parser in its
 own folder and nothing else changes. Every parser reads what it knows and ignores the rest; a
 check that finds nothing it expects fails (fail closed), it never passes on an empty parse.
+The driver also reads the platform's config text where a pre-flight needs it (`management`:
+what keeps the controller's path to the switch, `push/reachability.py`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from fabricgen.platforms.sections import Section, split_sections
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,18 @@ class Session:
     @property
     def established(self) -> bool:
         return self.state.lower() == "established"
+
+
+@dataclass(frozen=True, slots=True)
+class Management:
+    """What reaches a switch, as one config says it."""
+
+    interface: str = ""
+    address: str = ""  # without the prefix length
+    vrf: str = "default"
+    default_route: bool = False
+    api_vrfs: frozenset[str] = field(default_factory=frozenset)
+    ssh_vrfs: frozenset[str] = field(default_factory=frozenset)
 
 
 class Driver(Protocol):
@@ -87,6 +103,11 @@ class Driver(Protocol):
         """The platform's own Ansible filters, by name without the `fabricgen_<os>_` prefix."""
         ...
 
+    def management(self, config: str) -> Management:
+        """Config text (running or staged): the management interface, its address and VRF, the
+        VRF's default route, and the VRFs where the API and SSH are on."""
+        ...
+
 
 def short_interface(name: str) -> str:
     """Canonical interface name for comparison: EOS and NX-OS abbreviate (`Et1/1`, `Eth1/1`).
@@ -134,22 +155,9 @@ NEIGHBOR_ADDRESS = re.compile(r"^[0-9a-fA-F:.]+$")
 """A `neighbor` that is an address, not a peer group or template name."""
 
 
-def bgp_section(config: str) -> tuple[str, list[str]] | None:
-    """The top-level `router bgp <asn>` line of a config and its indented lines (indentation kept).
-
-    >>> bgp_section("hostname a\\nrouter bgp 65000\\n   router-id 10.0.0.1\\n!\\ninterface Et1\\n")
-    ('router bgp 65000', ['   router-id 10.0.0.1'])
-    """
-    head: str | None = None
-    children: list[str] = []
-    for line in str(config).splitlines():
-        if head is not None and line[:1] not in (" ", "\t", "!") and line.strip():
-            break
-        if line.startswith("router bgp "):
-            head = line.rstrip()
-        elif head is not None and line.strip() and not line.strip().startswith("!"):
-            children.append(line.rstrip())
-    return (head, children) if head is not None else None
+def bgp_section(config: str) -> Section | None:
+    """The `router bgp <asn>` section of a config (running or staged), if it has one."""
+    return next((s for s in split_sections(config) if s.head.startswith("router bgp ")), None)
 
 
 def host_part(name: Any) -> str:

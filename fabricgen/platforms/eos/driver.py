@@ -8,16 +8,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fabricgen.platforms.driver import (
-    NEIGHBOR_ADDRESS,
+    Management,
     Session,
     as_int,
-    bgp_section,
     host_part,
     numeric_leaves,
     short_interface,
     threshold_bytes,
     truthy,
 )
+from fabricgen.platforms.eos import config_text
 
 
 def session_diff_lines(diff: str) -> list[str]:
@@ -29,32 +29,6 @@ def session_diff_lines(diff: str) -> list[str]:
         if line.startswith(("+", "-")) and line[1:].strip():
             lines.append(line.rstrip())
     return lines
-
-
-def bgp_identity(text: str) -> dict[str, tuple[str, str]]:
-    """EOS `router bgp`: {neighbor address: (local AS, remote AS)}, a peer group's remote-as
-    applied to its members.
-
-    >>> bgp_identity("router bgp 65101\\n   neighbor S peer group\\n   neighbor S remote-as 65000\\n"
-    ...                  "   neighbor 10.0.0.0 peer group S\\n   neighbor 10.0.0.2 remote-as 65001\\n")
-    {'10.0.0.0': ('65101', '65000'), '10.0.0.2': ('65101', '65001')}
-    """
-    section = bgp_section(text)
-    if section is None:
-        return {}
-    local = section[0].split()[2]
-    remote: dict[str, str] = {}
-    group_of: dict[str, str] = {}
-    for line in section[1]:
-        words = line.split()
-        if len(words) >= 4 and words[0] == "neighbor" and words[2] == "remote-as":
-            remote[words[1]] = words[3]
-        elif len(words) == 5 and words[0] == "neighbor" and words[2:4] == ["peer", "group"]:
-            group_of[words[1]] = words[4]
-        elif len(words) == 4 and words[0] == "neighbor" and words[2] == "peer-group":
-            group_of[words[1]] = words[3]
-    addresses = {name for name in (*remote, *group_of) if NEIGHBOR_ADDRESS.match(name)}
-    return {a: (local, remote.get(a) or remote.get(group_of.get(a, ""), "")) for a in sorted(addresses)}
 
 
 class EosDriver:
@@ -126,7 +100,7 @@ class EosDriver:
         return found
 
     def bgp_identity(self, config: str) -> dict[str, tuple[str, str]]:
-        return bgp_identity(config)
+        return config_text.bgp_identity(config)
 
     def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
@@ -155,6 +129,9 @@ class EosDriver:
 
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         return {"session_diff_lines": session_diff_lines}
+
+    def management(self, config: str) -> Management:
+        return config_text.management(config)
 
 
 DRIVER = EosDriver()

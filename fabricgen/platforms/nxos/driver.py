@@ -9,16 +9,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fabricgen.platforms.driver import (
-    NEIGHBOR_ADDRESS,
+    Management,
     Session,
     as_int,
-    bgp_section,
     host_part,
     numeric_leaves,
     short_interface,
     threshold_bytes,
     truthy,
 )
+from fabricgen.platforms.nxos import config_text
 
 
 def as_list(value: Any) -> list[Any]:
@@ -73,41 +73,6 @@ def patch_lines(show_patch: str) -> list[str]:
     An empty list means the running config already equals the rendered file.
     """
     return [line.rstrip() for line in str(show_patch).splitlines() if line.strip() and not _PATCH_NOISE.match(line)]
-
-
-def bgp_identity(text: str) -> dict[str, tuple[str, str]]:
-    """NX-OS `router bgp`: {neighbor address: (local AS, remote AS)}, a `template peer`'s
-    remote-as applied to the neighbors that inherit it.
-
-    >>> bgp_identity("router bgp 65201\\n  template peer S\\n    remote-as 65200\\n"
-    ...                   "  neighbor 10.41.0.0\\n    inherit peer S\\n  neighbor 10.41.0.2 remote-as 65009\\n")
-    {'10.41.0.0': ('65201', '65200'), '10.41.0.2': ('65201', '65009')}
-    """
-    section = bgp_section(text)
-    if section is None:
-        return {}
-    local = section[0].split()[2]
-    level = min((len(line) - len(line.lstrip()) for line in section[1]), default=0)
-    templates: dict[str, str] = {}
-    remote: dict[str, str] = {}
-    inherits: dict[str, str] = {}
-    block: tuple[str, str] = ("", "")
-    for line in section[1]:
-        words = line.split()
-        if len(line) - len(line.lstrip()) == level:
-            block = ("", "")
-            if words[:2] == ["template", "peer"] and len(words) > 2:
-                block = ("template", words[2])
-            elif words[0] == "neighbor" and len(words) > 1:
-                block = ("neighbor", words[1].split("/")[0])
-                if len(words) > 3 and words[2] == "remote-as":
-                    remote[block[1]] = words[3]
-        elif words[:1] == ["remote-as"] and len(words) > 1 and block[0]:
-            (templates if block[0] == "template" else remote)[block[1]] = words[1]
-        elif words[:2] == ["inherit", "peer"] and len(words) > 2 and block[0] == "neighbor":
-            inherits[block[1]] = words[2]
-    addresses = {name for name in (*remote, *inherits) if NEIGHBOR_ADDRESS.match(name)}
-    return {a: (local, remote.get(a) or templates.get(inherits.get(a, ""), "")) for a in sorted(addresses)}
 
 
 class NxosDriver:
@@ -177,7 +142,7 @@ class NxosDriver:
         return found
 
     def bgp_identity(self, config: str) -> dict[str, tuple[str, str]]:
-        return bgp_identity(config)
+        return config_text.bgp_identity(config)
 
     def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
@@ -206,6 +171,9 @@ class NxosDriver:
 
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         return {"rows": rows, "patch_lines": patch_lines}
+
+    def management(self, config: str) -> Management:
+        return config_text.management(config)
 
 
 DRIVER = NxosDriver()
