@@ -411,3 +411,6 @@ def test_an_authoritative_nxos_replace_without_the_switch_s_own_lines_is_refused
     device = lab.device("lab1-leaf01")
     assert device.events("checkpoint", "commit-timer", "confirm", "save") == [] and not device.changed
     assert "read the device's own patch (show-patch)" in result.stdout and device.bootflash == {}
+    asked = [detail for kind, detail in device.log if kind == "command"]
+    assert any(command.endswith(" show-patch") for command in asked)  # refused there (the stand-in's rule)
+    assert not any("commit-timeout" in command for command in asked)
