@@ -29,6 +29,7 @@ from fabricgen.core.catalog import models_for, platforms
 from fabricgen.core.model import (
     BgpNeighbor,
     Device,
+    GracefulRestart,
     InfinibandPlan,
     Interface,
     Link,
@@ -127,13 +128,12 @@ def _build_plan(inputs: Inputs) -> Plan:
     roce = roce_policy(inputs.roce, all_platforms) if routed else None
     mtu = {name: (roce.mtu[name] if roce and name in roce.mtu else p.mtu_default) for name, p in all_platforms.items()}
     addresses, device_tally = address_devices(tiers.everything, layout, pools, inputs.bgp, routed)
-    lengths = inputs.cabling.length
+    lengths, overrides = inputs.cabling.length, inputs.cabling.overrides
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, inputs.uplinks, per_superspine, routed)
     nic = nic_model_of(inputs.servers, source, speeds.server if inputs.servers.per_leaf else 0)
     attachment = attachment_of(inputs.servers, inputs.fabric.name, length_m(lengths["server-leaf"]), speeds.server, routed, routed)
     host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
     attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(inputs))
-    overrides = inputs.cabling.overrides
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     fabric = _Fabric(
         tiers,
@@ -192,6 +192,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         jobs=jobs_of(inputs.jobs, source),
         nics=(nic,),
         host_mtu=host_mtu if routed else 0,
+        graceful_restart=GracefulRestart(bgp.graceful_restart, bgp.graceful_restart_time_s, bgp.graceful_stalepath_time_s),
         cables=cables_of(links_in_order, devices, models, attached.servers, (nic,), hosts),
     )
 

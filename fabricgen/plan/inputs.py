@@ -122,6 +122,9 @@ class BgpInput:
     bfd_interval_ms: int
     bfd_multiplier: int
     aggregate_server_prefixes: bool = False
+    graceful_restart: str = "disabled"
+    graceful_restart_time_s: int = 120
+    graceful_stalepath_time_s: int = 300
 
 
 @record
@@ -404,6 +407,9 @@ def _bgp(bgp: Mapping[str, Any]) -> BgpInput:
         bfd_interval_ms=bgp["bfd_interval_ms"],
         bfd_multiplier=bgp["bfd_multiplier"],
         aggregate_server_prefixes=bool(bgp.get("aggregate_server_prefixes")),
+        graceful_restart=bgp["graceful_restart"]["mode"],
+        graceful_restart_time_s=bgp["graceful_restart"]["restart_time"],
+        graceful_stalepath_time_s=bgp["graceful_restart"]["stalepath_time"],
     )
 
 
