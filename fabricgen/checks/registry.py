@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from fabricgen.checks.drain import check_drain
 from fabricgen.checks.fabric import (
     check_asns,
     check_duplicates,
@@ -81,6 +82,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("duplicates", check_duplicates, unless_earlier_errors=True),
     PlanCheck("device names", check_names),
     PlanCheck("oversubscription", check_oversubscription),
+    PlanCheck("drain", check_drain),
     PlanCheck("roce", check_roce),
     PlanCheck("traffic classes", check_traffic_classes),
     PlanCheck("strict queues", check_strict_queues),

@@ -97,7 +97,8 @@ def models_for(inventory_models: dict[str, Any]) -> dict[str, Model]:
 @cache
 def platforms() -> dict[str, Platform]:
     """Every platform an inventory may name, by name (sorted), as the plan's records."""
+    drain = registry.section("drain")
     return {
-        name: Platform(name=name, **{**facts, "config_sections": tuple(facts.get("config_sections", ()))})
+        name: Platform(name=name, **{**facts, "config_sections": tuple(facts.get("config_sections", ())), "drain": drain.get(name, {})})
         for name, facts in sorted(registry.section("facts").items())
     }

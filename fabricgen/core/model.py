@@ -113,6 +113,9 @@ class Platform:
     pfc_watchdog: dict[str, Any] = field(default_factory=dict)
     """PFC watchdog timers the OS accepts: `timers` (`independent` or `interval-multiples`) and
     the range and step of each (plan/passes/watchdog.py)."""
+    drain: dict[str, Any] = field(default_factory=dict)
+    """How the OS drains a switch and honours a drained neighbour (`drain:` in platform.yml):
+    the GSHUT community, the receiver's community list and route map, the drained switch's lines."""
     config_sections: tuple[str, ...] = ()
     """Top-level config sections (templates `<platform>/<section>.j2`) in the order the OS prints
     `show running-config`, so a diff against a device shows no reordering."""
@@ -232,6 +235,10 @@ class Device:
     """Dynamic load balancing mode keyword (NX-OS `flowlet`); empty: hash-based ECMP only."""
     dlb_interfaces: tuple[str, ...] = ()
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
+    drained: bool = False
+    """Under `drain:` or `--drain`: the switch announces every route with the RFC 8326
+    GRACEFUL_SHUTDOWN community (its platform's mechanism, `drain:` in platform.yml), so its
+    neighbours prefer other paths and it carries no transit traffic (docs/drain.md)."""
 
 
 @record
