@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fabricgen.core.catalog import nic_models
 from fabricgen.core.diagnostics import FabricError
-from fabricgen.core.model import Endpoint, Interface, NicModel, Server, ServerNic
+from fabricgen.core.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
 from fabricgen.core.records import record
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan import allocate
@@ -27,9 +27,7 @@ from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
-from fabricgen.plan.passes.ports import LinkDraft, SlotsByKind, port_slots, speed_setting
-
-_new = tuple.__new__
+from fabricgen.plan.passes.ports import SlotsByKind, port_slots, speed_setting
 
 ServerGuids = Callable[[str, int, int], tuple[tuple[str, str], ...]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUID) of each adapter, NIC order."""
@@ -67,7 +65,7 @@ class LeafSide:
 @record
 class Attached:
     servers: tuple[Server, ...]
-    links: tuple[LinkDraft, ...]
+    links: tuple[Link, ...]
     leaves: Mapping[str, LeafSide]
     tally: PoolTally
 
@@ -153,7 +151,7 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     tally = PoolTally()
     servers: list[Server] = []
     rail_servers: dict[str, _RailServer] = {}
-    links: list[LinkDraft] = []
+    links: list[Link] = []
     sides: dict[str, LeafSide] = {}
     kinds: SlotsByKind = {}
     block = server_block(leaves, spec.speed, pools.server_mode)
@@ -199,7 +197,7 @@ def _leaf_servers(
     mtu: int,
     guids: ServerGuids,
     side: LeafSide,
-    links: list[LinkDraft],
+    links: list[Link],
     tally: PoolTally,
     kinds: SlotsByKind,
 ) -> list[Server]:
@@ -244,30 +242,51 @@ def _leaf_servers(
                 gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
             server_nics.append(
                 ServerNic(
-                    nic,
-                    leaf_name,
-                    leaf_if,
-                    speed,
-                    address,
-                    gateway,
-                    length,
-                    adapters[nic - 1][1] if adapters else "",
-                    rail,
-                    adapters[nic - 1][0] if adapters else "",
+                    nic=nic,
+                    leaf=leaf_name,
+                    leaf_interface=leaf_if,
+                    speed=speed,
+                    address=address,
+                    gateway=gateway,
+                    prefix_length=length,
+                    port_guid=adapters[nic - 1][1] if adapters else "",
+                    rail=rail,
+                    node_guid=adapters[nic - 1][0] if adapters else "",
                 )
             )
             nic_name = nic_names[nic]
-            description, own_address = f"{name} {nic_name}", gateway if p2p else ""
             interfaces.append(
                 Interface(
-                    leaf_if, cage, sub, speed, role, own_address, length, name, nic_name, description, mtu, roce, vlan, setting, headroom
+                    name=leaf_if,
+                    port=cage,
+                    sub=sub,
+                    speed=speed,
+                    role=role,
+                    address=gateway if p2p else "",
+                    prefix_length=length,
+                    peer_device=name,
+                    peer_interface=nic_name,
+                    description=f"{name} {nic_name}",
+                    mtu=mtu,
+                    roce=roce,
+                    vlan=vlan,
+                    speed_setting=setting,
+                    pfc_headroom_bytes=headroom,
                 )
             )
-            subnet = f"{gateway}/31" if p2p and gateway else ""
-            # A cable draft as `tuple.__new__(LinkDraft, values)`: the named tuple's own `__new__`
-            # is a Python function, 3x the cost; this runs for every GPU port.
-            link = (kind, Endpoint(name, nic_name, nic), Endpoint(leaf_name, leaf_if, cage), speed, subnet, address, gateway, length_m, mtu)
-            links.append(_new(LinkDraft, link))
+            links.append(
+                Link(
+                    kind=kind,
+                    a=Endpoint(device=name, interface=nic_name, port=nic),
+                    z=Endpoint(device=leaf_name, interface=leaf_if, port=cage),
+                    speed=speed,
+                    subnet=f"{gateway}/31" if p2p and gateway else "",
+                    a_address=address,
+                    z_address=gateway,
+                    length_m=length_m,
+                    mtu=mtu,
+                )
+            )
             slot += 1
         result.append(Server(name, leaf.name, server_index, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if addressed and mode == "p2p" and slot:
