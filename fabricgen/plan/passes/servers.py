@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from fabricgen.core.catalog import nic_models
 from fabricgen.core.diagnostics import FabricError
-from fabricgen.core.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
-from fabricgen.core.records import record
+from fabricgen.core.model import Interface, Link, NicModel, Server, ServerNic
+from fabricgen.core.records import builder, record
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import Layout, PoolTally, ipv4, ipv4_pair
@@ -27,7 +27,15 @@ from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
-from fabricgen.plan.passes.ports import SlotsByKind, port_slots, speed_setting
+from fabricgen.plan.passes.ports import ENDPOINT, LINK, SlotsByKind, port_slots, speed_setting
+
+_NIC = builder(ServerNic, "nic", "leaf", "leaf_interface", "speed", "address", "gateway", "prefix_length", "port_guid", "rail", "node_guid")
+_PORT = builder(
+    Interface,
+    *("speed", "role", "mtu", "roce", "vlan", "speed_setting", "pfc_headroom_bytes"),
+    *("name", "port", "sub", "address", "prefix_length", "peer_device", "peer_interface", "description"),
+)
+"""A leaf's server port: what every port of the leaf shares, then what differs."""
 
 ServerGuids = Callable[[str, int, int], tuple[tuple[str, str], ...]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUID) of each adapter, NIC order."""
@@ -227,6 +235,7 @@ def _leaf_servers(
     setting = speed_setting(speed, leaf.platform, leaf.model, per_cage)
     # The far end is a server: the leaf port's headroom covers its own platform's response.
     headroom = cable_headroom(length_m, speed, mtu, leaf.platform.pfc_response_ns) if roce else 0
+    port_shared = (speed, role, mtu, roce, vlan, setting, headroom)
     for server_index in range(1, spec.per_leaf + 1):
         name = spec.name.format(fabric=spec.fabric, leaf=first.name, leaf_index=first.index, index=server_index, pod=leaf.pod, unit=unit)
         adapters = guids(name, first_number, server_index)
@@ -240,53 +249,14 @@ def _leaf_servers(
                 gateway, address = ipv4_pair(pools.servers + offset)
             elif addressed:
                 gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
-            server_nics.append(
-                ServerNic(
-                    nic=nic,
-                    leaf=leaf_name,
-                    leaf_interface=leaf_if,
-                    speed=speed,
-                    address=address,
-                    gateway=gateway,
-                    prefix_length=length,
-                    port_guid=adapters[nic - 1][1] if adapters else "",
-                    rail=rail,
-                    node_guid=adapters[nic - 1][0] if adapters else "",
-                )
-            )
+            node_guid, port_guid = adapters[nic - 1] if adapters else ("", "")
+            server_nics.append(_NIC(nic, leaf_name, leaf_if, speed, address, gateway, length, port_guid, rail, node_guid))
             nic_name = nic_names[nic]
-            interfaces.append(
-                Interface(
-                    name=leaf_if,
-                    port=cage,
-                    sub=sub,
-                    speed=speed,
-                    role=role,
-                    address=gateway if p2p else "",
-                    prefix_length=length,
-                    peer_device=name,
-                    peer_interface=nic_name,
-                    description=f"{name} {nic_name}",
-                    mtu=mtu,
-                    roce=roce,
-                    vlan=vlan,
-                    speed_setting=setting,
-                    pfc_headroom_bytes=headroom,
-                )
-            )
-            links.append(
-                Link(
-                    kind=kind,
-                    a=Endpoint(device=name, interface=nic_name, port=nic),
-                    z=Endpoint(device=leaf_name, interface=leaf_if, port=cage),
-                    speed=speed,
-                    subnet=f"{gateway}/31" if p2p and gateway else "",
-                    a_address=address,
-                    z_address=gateway,
-                    length_m=length_m,
-                    mtu=mtu,
-                )
-            )
+            own = gateway if p2p else ""
+            interfaces.append(_PORT(*port_shared, leaf_if, cage, sub, own, length, name, nic_name, f"{name} {nic_name}"))
+            subnet = f"{gateway}/31" if p2p and gateway else ""
+            a, z = ENDPOINT(name, nic_name, nic), ENDPOINT(leaf_name, leaf_if, cage)
+            links.append(LINK(kind, a, z, speed, length_m, mtu, subnet, address, gateway))
             slot += 1
         result.append(Server(name, leaf.name, server_index, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if addressed and mode == "p2p" and slot:
