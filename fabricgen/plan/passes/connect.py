@@ -18,13 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from fabricgen.core.model import BgpNeighbor, Interface, Link
+from fabricgen.core.model import BgpNeighbor, Endpoint, Interface, Link
 from fabricgen.core.records import builder, record
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import PoolTally, Uplinks, ipv4_pair
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
-from fabricgen.plan.passes.ports import ENDPOINT, LINK, PortSlots, SlotsByKind, port_slots, speed_setting
+from fabricgen.plan.passes.ports import PortSlots, SlotsByKind, port_slots, speed_setting
 
 
 @record
@@ -138,11 +138,11 @@ def connect(
                 if routed:
                     low_peer_rows.append((up_addr, up_asn, up_name, up_if, up_group, to_up))
                     up_peer_rows.append((low_addr, low_asn, low_name, low_if, low_group, to_low))
-                a, z = ENDPOINT(low_name, low_if, low_cage), ENDPOINT(up_name, up_if, up_cage)
+                a, z = _ENDPOINT(low_name, low_if, low_cage), _ENDPOINT(up_name, up_if, up_cage)
                 if routed:
-                    links.append(LINK(kind, a, z, speed, length, link_mtu, f"{up_addr}/31", low_addr, up_addr))
+                    links.append(_LINK(kind, a, z, speed, length, link_mtu, f"{up_addr}/31", low_addr, up_addr))
                 else:
-                    links.append(LINK(kind, a, z, speed, length, link_mtu, "", "", ""))
+                    links.append(_LINK(kind, a, z, speed, length, link_mtu, "", "", ""))
         _finish(low_ends, _Side("uplink", speed, stage.roce, low_setting), low_rows, low_peer_rows)
     for name, (_, _, _, up_setting, up_rows, up_peer_rows) in upper.items():
         _finish(ends[name], _Side("downlink", speed, stage.roce, up_setting), up_rows, up_peer_rows)
@@ -171,6 +171,9 @@ def _pair(low: TierNode, up: TierNode, stage: Stage, mtu: Mapping[str, int]) -> 
     return link_mtu, low_headroom, up_headroom, up_group, low_group
 
 
+_ENDPOINT = builder(Endpoint, "device", "interface", "port")
+_LINK = builder(Link, "kind", "a", "z", "speed", "length_m", "mtu", "subnet", "a_address", "z_address")
+"""A fabric cable: the fields this pass sets, by name (`media` stays None until the media pass)."""
 _INTERFACE = builder(
     Interface,
     *("role", "speed", "roce", "speed_setting", "prefix_length"),

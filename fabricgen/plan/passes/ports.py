@@ -7,22 +7,17 @@ draft, is a sixth of the planning time less (measured with `time.process_time`).
 length `cabling.overrides` changes gets its ends' headroom again in the device pass.
 
 BGP neighbors are built final by the wiring as well (`connect` decides which peer groups carry
-the remote AS). Cables are `Link`s from the start, their fields given by name (`LINK`, a
-`records.builder`); their `media` is None until the media pass chooses it.
+the remote AS). Cables are `Link`s from the start, each pass giving their fields by name (its
+own `records.builder`); their `media` is None until the media pass chooses it.
 
 `PortSlots` names the ports of a kind of device once, for all devices of that kind.
 """
 
 from __future__ import annotations
 
-from fabricgen.core.model import Endpoint, Link, Model, Platform
-from fabricgen.core.records import builder
+from fabricgen.core.model import Model, Platform
 from fabricgen.plan import allocate
 from fabricgen.plan.passes.expand import TierNode
-
-ENDPOINT = builder(Endpoint, "device", "interface", "port")
-LINK = builder(Link, "kind", "a", "z", "speed", "length_m", "mtu", "subnet", "a_address", "z_address")
-"""A cable, its fields by name (`media` stays None until the media pass)."""
 
 Port = tuple[int, int, str]
 """(cage, sub-port, interface name) of one logical slot of a device."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fabricgen.core.catalog import nic_models
 from fabricgen.core.diagnostics import FabricError
-from fabricgen.core.model import Interface, Link, NicModel, Server, ServerNic
+from fabricgen.core.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
 from fabricgen.core.records import builder, record
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan import allocate
@@ -27,8 +27,11 @@ from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
-from fabricgen.plan.passes.ports import ENDPOINT, LINK, SlotsByKind, port_slots, speed_setting
+from fabricgen.plan.passes.ports import SlotsByKind, port_slots, speed_setting
 
+_ENDPOINT = builder(Endpoint, "device", "interface", "port")
+_LINK = builder(Link, "kind", "a", "z", "speed", "length_m", "mtu", "subnet", "a_address", "z_address")
+"""A server cable: the fields this pass sets, by name (`media` stays None until the media pass)."""
 _NIC = builder(ServerNic, "nic", "leaf", "leaf_interface", "speed", "address", "gateway", "prefix_length", "port_guid", "rail", "node_guid")
 _PORT = builder(
     Interface,
@@ -255,8 +258,8 @@ def _leaf_servers(
             own = gateway if p2p else ""
             interfaces.append(_PORT(*port_shared, leaf_if, cage, sub, own, length, name, nic_name, f"{name} {nic_name}"))
             subnet = f"{gateway}/31" if p2p and gateway else ""
-            a, z = ENDPOINT(name, nic_name, nic), ENDPOINT(leaf_name, leaf_if, cage)
-            links.append(LINK(kind, a, z, speed, length_m, mtu, subnet, address, gateway))
+            a, z = _ENDPOINT(name, nic_name, nic), _ENDPOINT(leaf_name, leaf_if, cage)
+            links.append(_LINK(kind, a, z, speed, length_m, mtu, subnet, address, gateway))
             slot += 1
         result.append(Server(name, leaf.name, server_index, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if addressed and mode == "p2p" and slot:
