@@ -99,8 +99,6 @@ class Platform:
     """Name of a logical port of a twin-port cage whose two ports are each split in two
     ({port} cage, {half} its port, {split} the half of that port: NVIDIA Quantum-2 1/3/1/2);
     empty: `breakout_interface_name` for every breakout."""
-    as_path_multipath_relax_default: bool = False
-    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
     pfc_response_ns: int = 0
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
     ecmp_hash: dict[str, str] = field(default_factory=dict)
