@@ -14,7 +14,7 @@ from fabricgen.core.model import SM_ROLE, Device, Plan, SubnetManager
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.validation.common import warning
 from fabricgen.plan.inputs import Inputs
-from fabricgen.plan.passes.infiniband import cage_port
+from fabricgen.plan.passes.infiniband import LeafCages
 
 
 def check_infiniband(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
@@ -139,7 +139,7 @@ def _has_free_port(leaf: Device, cage: int) -> bool:
 
 def _free_leaf_ports(plan: Plan) -> dict[str, list[int]]:
     """Leaf name -> cages with a port a dedicated SM host can take (a free cage, or a free port of
-    a cage of hosts at the servers' speed: plan/passes/infiniband.py `cage_port`)."""
+    a cage of hosts at the servers' speed: plan/passes/infiniband.py `LeafCages.free_port`)."""
     ib = plan.infiniband
     taken: dict[str, set[tuple[int, int]]] = defaultdict(set)
     for sm in ib.subnet_managers if ib else ():
@@ -149,7 +149,8 @@ def _free_leaf_ports(plan: Plan) -> dict[str, list[int]]:
     for device in plan.devices:
         if device.role == "leaf":
             speed = next((i.speed for i in device.interfaces if i.role.startswith("server")), 0)
-            ports = [p for p in range(1, device.ports_total + 1) if cage_port(device, p, taken[device.name], speed)]
+            cages = LeafCages(device)
+            ports = [p for p in range(1, device.ports_total + 1) if cages.free_port(p, taken[device.name], speed)]
             if ports:
                 free[device.name] = ports
     return free

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+from collections import defaultdict
 from collections.abc import Mapping
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
-from fabricgen.core.model import SM_ROLE, Device, InfinibandPlan, NodeName, Partition, Server, SubnetManager
+from fabricgen.core.model import SM_ROLE, Device, InfinibandPlan, Interface, NodeName, Partition, Server, SubnetManager
 from fabricgen.plan.guids import KIND_SM, placeholder_guid
 from fabricgen.plan.inputs import GuidPin, Inputs, default_subnet_manager
 
@@ -35,23 +36,35 @@ def _host_role(role: str) -> bool:
     return role.startswith("server") or role == SM_ROLE
 
 
-def cage_port(leaf: Device, cage: int, taken: set[Port], speed: int) -> int:
-    """The first logical port of `cage` a dedicated SM host at `speed` can take; 0 when none.
+class LeafCages:
+    """A leaf's planned interfaces and breakouts by cage, built once per leaf so that looking at
+    every cage stays linear in the leaf's ports."""
 
-    A cage nothing uses gives its first port. A cage already in use gives a free port only when
-    it carries hosts (servers or SM hosts) at the SM's speed: its module or cable is then the
-    same kind as the SM's link (a 1:2 splitter's free leg, or a free optical port of the same
-    twin-port module), since both ports of a twin-port module are straight or both split
-    (docs/infiniband.md). Never a free half of an uplink cage, whose module is of another kind.
-    """
-    on_cage = [i for i in leaf.interfaces if i.port == cage]
-    used = {i.sub for i in on_cage} | {sub for c, sub in taken if c == cage}
-    if not used:
-        return 1
-    breakout = next((b for b in leaf.breakouts if b.port == cage), None)
-    if breakout is None or breakout.speed != speed or not all(_host_role(i.role) for i in on_cage):
-        return 0
-    return next((sub for sub in range(1, breakout.count + 1) if sub not in used), 0)
+    def __init__(self, leaf: Device) -> None:
+        self.leaf = leaf
+        self.interfaces: dict[int, list[Interface]] = defaultdict(list)
+        for interface in leaf.interfaces:
+            self.interfaces[interface.port].append(interface)
+        self.breakouts = {b.port: b for b in leaf.breakouts}
+
+    def free_port(self, cage: int, taken: set[Port], speed: int) -> int:
+        """The first logical port of `cage` a dedicated SM host at `speed` can take; 0 when none.
+
+        A cage nothing uses gives its first port. A cage already in use gives a free port only
+        when it carries hosts (servers or SM hosts) at the SM's speed: its module or cable is
+        then the same kind as the SM's link (a 1:2 splitter's free leg, or a free optical port of
+        the same twin-port module), since both ports of a twin-port module are straight or both
+        split (docs/infiniband.md). Never a free half of an uplink cage, whose module is of
+        another kind.
+        """
+        on_cage = self.interfaces.get(cage, [])
+        used = {i.sub for i in on_cage} | {sub for c, sub in taken if c == cage}
+        if not used:
+            return 1
+        breakout = self.breakouts.get(cage)
+        if breakout is None or breakout.speed != speed or not all(_host_role(i.role) for i in on_cage):
+            return 0
+        return next((sub for sub in range(1, breakout.count + 1) if sub not in used), 0)
 
 
 def free_leaf_port(leaf: Device, taken: set[Port], speed: int) -> Port:
@@ -67,10 +80,11 @@ def free_leaf_port(leaf: Device, taken: set[Port], speed: int) -> Port:
     interfaces, not from servers.per_leaf x ports_per_server: on a rail-optimised fabric a leaf
     carries one port per server, whatever each server's NIC count.
     """
-    used = {i.port for i in leaf.interfaces} | {cage for cage, _ in taken}
+    cages = LeafCages(leaf)
+    used = set(cages.interfaces) | {cage for cage, _ in taken}
     for cage in range(leaf.ports_total, 0, -1):
         if cage in used:
-            sub = cage_port(leaf, cage, taken, speed)
+            sub = cages.free_port(cage, taken, speed)
             if sub:
                 return cage, sub
     free = next((cage for cage in range(leaf.ports_total, 0, -1) if cage not in used), leaf.ports_total + 1)
@@ -176,7 +190,10 @@ def _subnet_managers(
             problems.append(source.diagnostic((*sm.path, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
             continue
         device, on_leaf = next(d for d in leaves if d.name == leaf), taken.setdefault(leaf, set())
-        port, sub = (sm.port, cage_port(device, sm.port, on_leaf, speed)) if sm.port else free_leaf_port(device, on_leaf, speed)
+        if sm.port:
+            port, sub = sm.port, LeafCages(device).free_port(sm.port, on_leaf, speed)
+        else:
+            port, sub = free_leaf_port(device, on_leaf, speed)
         on_leaf.add((port, sub))
         pin = pins.get(host)
         node_guid = (sm.node_guid or (pin and pin.node) or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
