@@ -117,6 +117,7 @@ class _Fabric:
     """Switches under `drain:` (`passes/drain.py`)."""
 
 
+# long: the passes in order, then the one Plan constructor call with a keyword per plan field.
 def _build_plan(inputs: Inputs) -> Plan:
     source, transport, routed = inputs.source, inputs.fabric.transport, inputs.routed
     catalog = models_for(dict(inputs.models))
@@ -179,6 +180,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         pools=pool_usage(addressing, PoolTally.merge((device_tally, leaf_spine.tally, attached.tally, spine_superspine.tally)), routed),
         oversubscription=oversubscription,
         max_oversubscription=inputs.max_oversubscription,
+        ratio_during_change=inputs.ratio_during_change,
         models=models,
         platforms=tuple(all_platforms[p] for p in sorted({n.platform.name for n in tiers.everything})),
         warnings=tuple(warnings),
