@@ -187,3 +187,43 @@ def test_list_hosts_of_the_three_tier_example_is_every_switch(tmp_path: Path) ->
     supers = set(plan["superspines"]["hosts"])
     shown = set(re.findall(r"^\s+(\S+)$", listed.stdout, re.M))
     assert supers and supers <= shown and every <= shown, sorted(every - shown)[:5]
+
+
+def test_a_push_that_moves_the_ecn_thresholds_or_drops_a_service_policy_fails_its_qos_post_check(lab: Lab) -> None:
+    # The stand-ins derive the QoS in effect from the config they hold; the post-check compares it
+    # with the plan (host_vars fabricgen_qos_plan). A spine config whose ECN thresholds differ from
+    # the plan fails the spine canary, which is rolled back; with the spine fixed, a leaf config
+    # whose first server port lost its service-policy fails the leaf canary.
+    spine = lab.build / "configs" / "lab1-spine01.cfg"
+    rendered = spine.read_text()
+    low = re.search(r"random-detect ecn minimum-threshold (\d+) kbytes", rendered)
+    assert low is not None
+    spine.write_text(rendered.replace(low.group(0), "random-detect ecn minimum-threshold 1 kbytes"))
+    result = lab.run("deploy.yml")
+    assert result.returncode != 0 and lab.commits() == ["lab1-spine01"]
+    assert "traffic class 3 marks ECN from 1000 to" in result.stdout and f"the plan says {int(low.group(1)) * 1000} to" in result.stdout
+    assert lab.device("lab1-spine01").events("rollback") == ["rollback"] and not lab.device("lab1-spine01").changed
+
+    spine.write_text(rendered)
+    leaf = lab.build / "configs" / "lab1-leaf01.cfg"
+    leaf.write_text(leaf.read_text().replace("  service-policy type qos input QOS_CLASSIFY\n", "", 1))
+    lab.order.clear()
+    result = lab.run("deploy.yml")
+    assert result.returncode != 0 and lab.commits() == ["lab1-spine01", "lab1-spine02", "lab1-leaf01"]
+    assert "runs policy (none), the plan says QOS_CLASSIFY" in result.stdout
+    assert not lab.device("lab1-leaf01").changed and lab.device("lab1-leaf02").events("commit-timer") == []
+
+
+def test_an_authoritative_nxos_replace_without_the_switch_s_own_lines_is_refused_before_any_change(lab: Lab) -> None:
+    # Authoritative mode stages the rendered file plus the overlay only: no `version` line, no boot
+    # variable. The NX-OS stand-in refuses such a partial replace file at show-patch, as Cisco's
+    # guide says a replace needs a complete running configuration: no checkpoint, no commit.
+    overlay = {"FABRICGEN_NXOS_OVERLAY": "feature nxapi\nusername standin password 0 standin role network-admin\n"}
+    result = lab.run("deploy.yml", "-e", "fabricgen_authoritative=true", "--limit", "lab1-leaf01", env=overlay)
+    assert result.returncode != 0
+    device = lab.device("lab1-leaf01")
+    assert device.events("checkpoint", "commit-timer", "confirm", "save") == [] and not device.changed
+    assert "read the device's own patch (show-patch)" in result.stdout and device.bootflash == {}
+    asked = [detail for kind, detail in device.log if kind == "command"]
+    assert any(command.endswith(" show-patch") for command in asked)  # refused there (the stand-in's rule)
+    assert not any("commit-timeout" in command for command in asked)
