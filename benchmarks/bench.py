@@ -64,11 +64,10 @@ def inventory(size: str, pinned_leaf_asn: int = 0) -> str:
     model = "arista-7060dx5-64s"
     if size == "2t-96":
         return f"""fabric: {{name: bench2, transport: roce}}
-spines: {{count: 32, model: {model}, platform: eos, name: "bench2-spine{{index:02d}}"}}
+spines: {{count: 32, model: {model}, name: "bench2-spine{{index:02d}}"}}
 leaves:
   count: 64
   model: {model}
-  platform: eos
   name: "bench2-leaf{{index:02d}}"{pin}
 addressing: {{loopbacks: 10.0.0.0/24, fabric: 10.1.0.0/16, servers: 10.2.0.0/16, management: 192.168.0.0/24}}
 bgp: {{spine_asn: 65000, leaf_asn: 65101}}
@@ -76,13 +75,12 @@ bgp: {{spine_asn: 65000, leaf_asn: 65101}}
     pods = int(size.split("-")[1])
     return f"""fabric: {{name: bench3, transport: roce}}
 pods: {{count: {pods}}}
-spines: {{count: 32, model: {model}, platform: eos, name: "b3-p{{pod:02d}}-spine{{index:02d}}"}}
+spines: {{count: 32, model: {model}, name: "b3-p{{pod:02d}}-spine{{index:02d}}"}}
 leaves:
   count: 32
   model: {model}
-  platform: eos
   name: "b3-p{{pod:02d}}-leaf{{index:02d}}"{pin}
-superspines: {{count: 32, model: {model}, platform: eos, name: "b3-ss{{plane:02d}}-{{index:02d}}"}}
+superspines: {{count: 32, model: {model}, name: "b3-ss{{plane:02d}}-{{index:02d}}"}}
 addressing: {{loopbacks: 10.0.0.0/19, fabric: 10.4.0.0/14, servers: 10.8.0.0/14, management: 172.16.0.0/19}}
 bgp: {{superspine_asn: 4200000001, spine_asn: 4200000101, leaf_asn: 4200001001}}
 {COMMON}"""

@@ -34,6 +34,13 @@ TEMPLATES = click.option(
     type=click.Path(path_type=Path, file_okay=False),
     help="Folder of override templates (repeatable)",
 )
+DRAIN = click.option(
+    "--drain",
+    "drain",
+    multiple=True,
+    metavar="SWITCH",
+    help="Drain this switch as well as those under `drain:` (repeatable; docs/drain.md)",
+)
 
 
 GROUPS = {"analyze": "fabricgen.analyze.cli", "ib": "fabricgen.infiniband.cli", "lab": "fabricgen.lab.cli"}
@@ -73,9 +80,10 @@ def pause_garbage_collector(ctx: click.Context) -> None:
 
 @main.command()
 @INVENTORY
-def validate(inventory: Path) -> None:
+@DRAIN
+def validate(inventory: Path, drain: tuple[str, ...]) -> None:
     """Check INVENTORY (a fabric.yml, or a folder holding one): schema, then plan checks."""
-    checked = checked_plan(inventory)
+    checked = checked_plan(inventory, drain)
     plan = checked.plan
     click.echo(f"{plan.name}: valid ({len(plan.devices)} switches, {len(plan.links)} cables, {len(plan.servers)} servers)")
 
@@ -164,6 +172,7 @@ def models(inventory: Path | None, output_format: str) -> None:
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Output folder [default: build/<fabric>]")
 @click.option("--limit", help="Render only these devices (comma-separated names); other files stay as they are")
 @TEMPLATES
+@DRAIN
 @click.option(
     "--check", is_flag=True, help="Change nothing; exit 1 and list the differences when the output is not what the inventory renders to"
 )
@@ -182,6 +191,7 @@ def render(
     output: Path | None,
     limit: str | None,
     template_dirs: tuple[Path, ...],
+    drain: tuple[str, ...],
     check: bool,
     quiet: bool,
     as_json: bool,
@@ -192,7 +202,7 @@ def render(
     from fabricgen.render.context import RenderContext
     from fabricgen.render.templating import user_template_dirs
 
-    checked = checked_plan(inventory)
+    checked = checked_plan(inventory, drain)
     plan = checked.plan
     out = output or Path("build") / plan.name
     names = {d.name for d in plan.devices}

@@ -96,18 +96,19 @@ def _nxos_three_tier(tmp_path: Path) -> Path:
     return write(tmp_path, doc)
 
 
-def test_vendor_renderings_print_the_relaxation_where_the_os_needs_it(tmp_path: Path) -> None:
-    """NX-OS does not relax by default: its three-tier leaves print it; EOS relaxes by default."""
+def test_vendor_renderings_print_the_relaxation_the_plan_decides(tmp_path: Path) -> None:
+    """Every renderer prints the plan's intent, whatever the OS's default: the three-tier leaves
+    relax on NX-OS (`bestpath as-path multipath-relax`) and on EOS (`bgp bestpath as-path
+    multipath-relax`), nothing else does."""
     for path, platform_line in (
-        (_nxos_three_tier(tmp_path), "  bestpath as-path multipath-relax\n"),
-        (THREE_TIER, "as-path multipath-relax"),
+        (_nxos_three_tier(tmp_path), "\n  bestpath as-path multipath-relax\n"),
+        (THREE_TIER, "\n   bgp bestpath as-path multipath-relax\n"),
     ):
         plan = _plan(path)
         configs = device_configs(plan, RenderContext())
         for device in plan.devices:
             text = configs[f"configs/{device.name}.cfg"]
-            expected = device.role == "leaf" and path != THREE_TIER
-            assert (platform_line in text) == expected, device.name
+            assert (platform_line in text) == (device.role == "leaf"), device.name
 
 
 def test_ecmp_expectation_from_the_inventory() -> None:

@@ -62,6 +62,7 @@ EOS_ORDER = [
     r"ip routing$",
     r"no ip routing vrf ",
     r"ip prefix-list ",
+    r"ip community-list ",
     r"ip route ",
     r"ntp ",
     r"qos map ",
@@ -69,6 +70,7 @@ EOS_ORDER = [
     r"route-map ",
     r"router bfd",
     r"router bgp ",
+    r"maintenance$",
     r"end$",
 ]
 """EOS `show running-config` order of the sections fabricgen prints: AVD eos_cli_config_gen
@@ -85,6 +87,7 @@ NXOS_ORDER = [
     r"ntp server ",
     r"ip load-sharing ",
     r"vlan \d",
+    r"ip community-list ",
     r"ip prefix-list ",
     r"route-map ",
     r"vrf context ",

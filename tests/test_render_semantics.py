@@ -199,19 +199,52 @@ def _three_tier(tmp_path: Path, platform: str) -> tuple[Plan, dict[str, str]]:
     return plan, render_files(plan, RenderContext())
 
 
+def _relax_lines(platform: str, config: HConfig, asn: int) -> list[str]:
+    """The AS-path relaxation lines under `router bgp`: EOS `bgp bestpath as-path
+    multipath-relax`, NX-OS `bestpath as-path multipath-relax` (vendor syntax, docs/render.md)."""
+    expected = {"eos": "bgp bestpath as-path multipath-relax", "nxos": "bestpath as-path multipath-relax"}[platform]
+    return [line for line in _lines(config, f"router bgp {asn}") if "multipath-relax" in line and line == expected]
+
+
 @pytest.mark.parametrize("platform", ["nxos", "eos"])
 def test_multipath_relax_where_planes_differ(tmp_path: Path, platform: str) -> None:
     """Super-spine planes with their own ASN give a leaf's remote prefixes one AS_PATH per plane:
-    NX-OS multipaths them only with `bestpath as-path multipath-relax` under `router bgp`, EOS
-    relaxes by default and prints nothing. Leaves need it; super-spines (one path up) do not."""
+    the leaf must multipath across them, so both platforms print the relaxation line (EOS too:
+    no reliance on a default). Super-spines and spines (one ASN per tier above) print nothing."""
     plan, files = _three_tier(tmp_path, platform)
     asns_per_plane = {d.asn for d in plan.devices if d.role == "superspine"}
     assert len(asns_per_plane) > 1
     for device in plan.devices:
         config = get_hconfig(HIER[platform], files[f"configs/{device.name}.cfg"])
-        bgp = _lines(config, f"router bgp {device.asn}")
-        relax = "bestpath as-path multipath-relax" in bgp or "bgp bestpath as-path multipath-relax" in bgp
-        assert relax == (platform == "nxos" and device.role == "leaf"), device.name
+        assert len(_relax_lines(platform, config, device.asn)) == (device.role == "leaf"), device.name
+
+
+TWO_TIER_PINNED_SPINE = """
+fabric: {name: pin, transport: roce}
+leaves: {count: 3, model: MODEL, platform: PLATFORM, name: "pin-leaf{index}"}
+spines: {count: 2, model: MODEL, platform: PLATFORM, name: "pin-spine{index}", nodes: [{index: 2, asn: 65010}]}
+uplinks: {per_spine: 1, speed: 400G}
+servers: {per_leaf: 2, ports_per_server: 1, speed: 400G}
+addressing: {loopbacks: 10.40.0.0/24, fabric: 10.64.0.0/20, servers: 10.128.0.0/20, management: 192.168.0.0/24}
+bgp: {spine_asn: 65000, leaf_asn: 65100}
+"""
+
+
+@pytest.mark.parametrize(("platform", "model"), [("eos", "arista-7060dx5-64s"), ("nxos", "cisco-n9k-9364d-gx2a")])
+def test_multipath_relax_where_spines_carry_different_asns(tmp_path: Path, platform: str, model: str) -> None:
+    """A two-tier fabric with one spine pinned to another ASN: every leaf reaches the other leaves
+    over `65000 <leaf>` and `65010 <leaf>`, two AS_PATHs of one length, so every leaf relaxes; a
+    spine reaches each leaf through that leaf alone and does not. Without the pin nothing relaxes."""
+    for pinned in (True, False):
+        text = TWO_TIER_PINNED_SPINE.replace("MODEL", model).replace("PLATFORM", platform)
+        if not pinned:
+            text = text.replace(", nodes: [{index: 2, asn: 65010}]", "")
+        (tmp_path / "fabric.yml").write_text(text)
+        plan = load_and_plan(tmp_path).plan
+        files = render_files(plan, RenderContext())
+        for device in plan.devices:
+            config = get_hconfig(HIER[platform], files[f"configs/{device.name}.cfg"])
+            assert len(_relax_lines(platform, config, device.asn)) == (pinned and device.role == "leaf"), (pinned, device.name)
 
 
 def _expected_headroom(length_m: float, speed_gbps: int, mtu: int) -> int:

@@ -11,7 +11,7 @@ from collections import Counter
 
 from fabricgen.artifacts.common import md_table
 from fabricgen.artifacts.diagram import DETAIL_LIMIT, mermaid
-from fabricgen.core.model import SM_LINK, Plan
+from fabricgen.core.model import SM_LINK, Plan, RocePolicy
 from fabricgen.core.units import format_ratio
 from fabricgen.render.context import RenderContext
 
@@ -90,12 +90,7 @@ def _roce(plan: Plan) -> str:
         ("CNP DSCP", roce.dscp_cnp),
         ("CNP traffic class", ", ".join(f"{p}: {tc}" for p, tc in sorted(roce.cnp_traffic_class.items()) if p in used)),
         ("ECN", f"{'on' if roce.ecn_enabled else 'off'}, {roce.ecn_min_bytes} to {roce.ecn_max_bytes} bytes, max {roce.ecn_probability}%"),
-        (
-            "PFC watchdog",
-            f"on, timeout {roce.watchdog_timeout_ms} ms, recovery {roce.watchdog_recovery_ms} ms, polling {roce.watchdog_polling_ms} ms"
-            if roce.pfc_watchdog
-            else "off",
-        ),
+        ("PFC watchdog (as each platform runs it)", _watchdog(roce, used)),
         ("lossless class bandwidth", f"{roce.bandwidth_percent}%"),
         ("MTU", ", ".join(f"{p}: {m}" for p, m in sorted(roce.mtu.items()) if p in used)),
         ("host MTU (smallest switch-to-switch MTU)", plan.host_mtu),
@@ -104,6 +99,16 @@ def _roce(plan: Plan) -> str:
         "## RoCE policy\n\nHosts take the same values from `hosts.csv` (applied per server by `hosts/apply.sh`).\n\n"
         + md_table(("setting", "value"), rows)
         + _headroom(plan)
+    )
+
+
+def _watchdog(roce: RocePolicy, used: set[str]) -> str:
+    """The watchdog timers each platform in use runs (plan `QosProfile.watchdog`), not the asked
+    ones: a platform that cannot poll as often as asked shows what it does."""
+    timers = [(p, profile.watchdog) for p, profile in sorted(roce.profiles.items()) if p in used]
+    return "; ".join(
+        f"{p}: on, timeout {w.timeout_ms} ms, recovery {w.recovery_ms} ms, polling {w.polling_ms} ms" if w else f"{p}: off"
+        for p, w in timers
     )
 
 

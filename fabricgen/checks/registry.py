@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from fabricgen.checks.drain import check_drain
 from fabricgen.checks.fabric import (
     check_asns,
     check_duplicates,
@@ -25,6 +26,7 @@ from fabricgen.checks.fabric import (
     check_roce,
 )
 from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
+from fabricgen.checks.headroom import check_pfc_headroom
 from fabricgen.checks.ib_jobs import check_job_partitions
 from fabricgen.checks.ib_protection import check_sm_protection
 from fabricgen.checks.ib_sm import check_sm_software
@@ -34,6 +36,7 @@ from fabricgen.checks.mtu import check_mtu
 from fabricgen.checks.parallelism import check_parallelism
 from fabricgen.checks.reserved import check_gateway_users, check_public_asns, check_reserved_asns, check_service_addresses
 from fabricgen.checks.scale import check_rails, check_tier_asns
+from fabricgen.checks.watchdog import check_watchdog_timers
 from fabricgen.core.diagnostics import Diagnostic, raise_if_errors
 from fabricgen.core.model import Plan
 from fabricgen.core.records import record
@@ -80,10 +83,13 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("duplicates", check_duplicates, unless_earlier_errors=True),
     PlanCheck("device names", check_names),
     PlanCheck("oversubscription", check_oversubscription),
+    PlanCheck("drain", check_drain),
     PlanCheck("roce", check_roce),
     PlanCheck("traffic classes", check_traffic_classes),
     PlanCheck("strict queues", check_strict_queues),
     PlanCheck("load balancing", check_load_balancing),
+    PlanCheck("pfc watchdog timers", check_watchdog_timers),
+    PlanCheck("pfc headroom", check_pfc_headroom),
     PlanCheck("mtu", check_mtu),
     PlanCheck("asns", check_asns),
     PlanCheck("infiniband", check_infiniband),

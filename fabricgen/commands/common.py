@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,7 +87,8 @@ def run_stage(action: Callable[[], T]) -> T:
         sys.exit(EXIT_INTERNAL)
 
 
-def checked_plan(inventory: Path) -> Checked:
-    checked = run_stage(lambda: load_and_plan(inventory))
+def checked_plan(inventory: Path, drain: Sequence[str] = ()) -> Checked:
+    """The checked plan of `inventory` (with `--drain` switches), its warnings printed."""
+    checked = run_stage(lambda: load_and_plan(inventory, drain=drain))
     print_diagnostics(checked.warnings)
     return checked

@@ -112,8 +112,13 @@ def _print_policy(plan: Plan, console: Console) -> None:
         policy.add_row(
             "ECN", f"{format_size(r.ecn_min_bytes)} - {format_size(r.ecn_max_bytes)}, {r.ecn_probability} %" if r.ecn_enabled else "off"
         )
+        used = {p.name for p in plan.platforms}
         policy.add_row(
-            "PFC watchdog", f"{r.watchdog_timeout_ms} ms timeout, {r.watchdog_recovery_ms} ms recovery" if r.pfc_watchdog else "off"
+            "PFC watchdog (as run)",
+            ", ".join(
+                f"{k} {w.timeout_ms} ms timeout, {w.recovery_ms} ms recovery, {w.polling_ms} ms polling" if w else f"{k} off"
+                for k, w in ((k, p.watchdog) for k, p in sorted(r.profiles.items()) if k in used)
+            ),
         )
         policy.add_row("MTU", ", ".join(f"{k} {v}" for k, v in sorted(r.mtu.items())))
         console.print(policy)

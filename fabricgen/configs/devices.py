@@ -1,5 +1,7 @@
-"""`configs/<device>.cfg`: every Ethernet switch's full startup config, from its platform's
-template (`templates/<platform>/device.j2`), which only formats plan values.
+"""`configs/<device>.cfg`: every Ethernet switch's config of what fabricgen owns, from its
+platform's template (`templates/<platform>/device.j2`), which only formats plan values. Not a
+complete startup config: users, AAA, SSH/API settings come from deploy.yml's management overlay
+(docs/render.md, opening).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from fabricgen.render.tidy import tidy
 
 
 def device_configs(plan: Plan, context: RenderContext) -> dict[str, str]:
-    """`configs/<device>.cfg`: the full startup config of every Ethernet switch, in this process
+    """`configs/<device>.cfg`: the owned config of every Ethernet switch, in this process
     (`render` and `producers.render_files` spread the configs over `-j` processes in slices)."""
     chosen = chosen_devices(plan, context)
     return render_devices((plan, context, chosen), 0, len(chosen))

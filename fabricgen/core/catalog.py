@@ -56,6 +56,8 @@ def _model(name: str, entry: dict[str, Any]) -> Model:
         dynamic_load_balancing=bool(entry.get("dynamic_load_balancing", False)),
         lane_rate=int(entry.get("lane_rate", 0)),
         twin_port=bool(entry.get("twin_port", False)),
+        pfc_headroom_bytes=int(entry.get("pfc_headroom_bytes", 0)),
+        pfc_headroom_source=str(entry.get("pfc_headroom_source", "")),
         netbox={str(k): str(v) for k, v in entry.get("netbox", {}).items() if k != "interface_types"},
         netbox_interface_types={int(k): str(v) for k, v in entry.get("netbox", {}).get("interface_types", {}).items()},
     )
@@ -95,7 +97,8 @@ def models_for(inventory_models: dict[str, Any]) -> dict[str, Model]:
 @cache
 def platforms() -> dict[str, Platform]:
     """Every platform an inventory may name, by name (sorted), as the plan's records."""
+    drain = registry.section("drain")
     return {
-        name: Platform(name=name, **{**facts, "config_sections": tuple(facts.get("config_sections", ()))})
+        name: Platform(name=name, **{**facts, "config_sections": tuple(facts.get("config_sections", ())), "drain": drain.get(name, {})})
         for name, facts in sorted(registry.section("facts").items())
     }

@@ -35,6 +35,12 @@ class Model:
     """Gb/s per electrical lane at the native speed (0: speed / lanes)."""
     twin_port: bool = False
     """Every cage holds two ports (NVIDIA twin-port OSFP): one module or cable serves both."""
+    pfc_headroom_bytes: int = 0
+    """Ingress buffer a port of this model holds for its no-drop priority after sending PAUSE
+    (PFC headroom) when its buffers are left at their defaults, as a public source states it;
+    0: no such figure, nothing to compare (docs/render.md, "PFC headroom")."""
+    pfc_headroom_source: str = ""
+    """Where `pfc_headroom_bytes` comes from (a vendor page, a datasheet)."""
     netbox: dict[str, str] = field(default_factory=dict)
     """NetBox manufacturer and device type model."""
     netbox_interface_types: dict[int, str] = field(default_factory=dict)
@@ -95,8 +101,6 @@ class Platform:
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
-    as_path_multipath_relax_default: bool = False
-    """Whether the OS multipaths eBGP routes whose AS_PATHs differ (same length) without being told."""
     pfc_response_ns: int = 0
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
     ecmp_hash: dict[str, str] = field(default_factory=dict)
@@ -106,6 +110,12 @@ class Platform:
     """Per-port DCBX command of RoCE host ports when `roce.dcbx` is on; empty: the OS has none."""
     dlb_modes: dict[str, str] = field(default_factory=dict)
     """Dynamic load balancing mode keyword per `roce.load_balancing` value the OS supports."""
+    pfc_watchdog: dict[str, Any] = field(default_factory=dict)
+    """PFC watchdog timers the OS accepts: `timers` (`independent` or `interval-multiples`) and
+    the range and step of each (plan/passes/watchdog.py)."""
+    drain: dict[str, Any] = field(default_factory=dict)
+    """How the OS drains a switch and honours a drained neighbour (`drain:` in platform.yml):
+    the GSHUT community, the receiver's community list and route map, the drained switch's lines."""
     config_sections: tuple[str, ...] = ()
     """Top-level config sections (templates `<platform>/<section>.j2`) in the order the OS prints
     `show running-config`, so a diff against a device shows no reordering."""
@@ -225,6 +235,10 @@ class Device:
     """Dynamic load balancing mode keyword (NX-OS `flowlet`); empty: hash-based ECMP only."""
     dlb_interfaces: tuple[str, ...] = ()
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
+    drained: bool = False
+    """Under `drain:` or `--drain`: the switch announces every route with the RFC 8326
+    GRACEFUL_SHUTDOWN community (its platform's mechanism, `drain:` in platform.yml), so its
+    neighbours prefer other paths and it carries no transit traffic (docs/drain.md)."""
 
 
 @record
@@ -402,6 +416,33 @@ class DscpClass:
 
 
 @record
+class WatchdogTimers:
+    """The PFC watchdog one platform runs: the planned timers as its OS takes them (platform data
+    `pfc_watchdog`), so nothing shows a timer a switch does not get."""
+
+    timeout_ms: int
+    """A no-drop queue paused this long with nothing sent is declared stuck and drained."""
+    recovery_ms: int
+    """The stuck queue is restored after this long."""
+    polling_ms: int
+    timeout_multiplier: int = 0
+    """Where the OS sets the timeout as a multiple of the polling interval (NX-OS
+    `shutdown-multiplier`): that multiple; 0 where it takes the timeout itself."""
+    recovery_multiplier: int = 0
+    """Likewise for the recovery time (NX-OS `auto-restore multiplier`)."""
+
+
+@record
+class QosClass:
+    """One named classifier class of a platform that classifies by class-map (NX-OS
+    `class-map type qos`): the DSCPs it matches and the qos-group it sets, in config order."""
+
+    name: str
+    dscps: tuple[int, ...]
+    traffic_class: int
+
+
+@record
 class QosProfile:
     """The RoCE policy resolved for one platform: names, classes and queue lists to print."""
 
@@ -428,6 +469,11 @@ class QosProfile:
     dscp_map: tuple[DscpClass, ...] = ()
     """Every DSCP 0-63 to its traffic class, by purpose (RoCE, CNP, network control, the rest),
     so no switch default decides which queue a marked packet reaches."""
+    watchdog: WatchdogTimers | None = None
+    """The PFC watchdog timers this platform runs (`None`: the watchdog is off)."""
+    classifier: tuple[QosClass, ...] = ()
+    """The named classes of a class-map classifier (NX-OS): RoCE, CNP and network control
+    when it has DSCPs of its own; empty on platforms that classify by DSCP map (EOS)."""
 
 
 @record
@@ -629,6 +675,19 @@ class Services:
 
 
 @record
+class GracefulRestart:
+    """The fabric's BGP graceful-restart stance (RFC 4724), printed on every platform because their
+    defaults differ (NX-OS restarts gracefully and helps unless told not to, EOS only helps).
+    `mode`: `disabled` (no restart, no helper: a peer's routes go with its session), `helper`
+    (keep a restarting peer's routes as stale, never announce restart oneself) or `enabled` (both).
+    The times apply to `enabled`: how long peers wait for this switch, how long stale routes live."""
+
+    mode: str
+    restart_time_s: int
+    stalepath_time_s: int
+
+
+@record
 class TierLinks:
     """How one kind of cable was laid: `leaf-spine`, `spine-superspine` (`per_pair` cables
     between each lower and upper device of a group), `server-leaf` (`per_pair` NICs per server)
@@ -677,6 +736,9 @@ class Plan:
     bfd: bool
     bfd_interval_ms: int
     bfd_multiplier: int
+    graceful_restart: GracefulRestart
+    """BGP graceful restart on every switch (`bgp.graceful_restart`); docs/render.md says why the
+    default is `disabled`."""
     pools: tuple[PoolUsage, ...]
     oversubscription: tuple[Oversubscription, ...]
     max_oversubscription: float

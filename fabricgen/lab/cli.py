@@ -64,7 +64,12 @@ def lab() -> None:
 @INVENTORY
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON")
 @click.option("--no-drill", is_flag=True, help="Skip check 7 (the fault drill)")
-def verify(inventory: Path, as_json: bool, no_drill: bool) -> None:
+@click.option(
+    "--drill",
+    type=click.Choice(["drain", "cut"]),
+    help="After checks 1-5, change the first spine while traffic flows: drained first (drain) or abruptly (cut); docs/drain.md",
+)
+def verify(inventory: Path, as_json: bool, no_drill: bool, drill: str | None) -> None:
     """Boot, run checks 1-7, tear down. Exit 0 pass, 1 fail, 2 bad input or no privileges."""
     from fabricgen.lab.kernel import LabError
     from fabricgen.lab.run import CHECKS
@@ -73,9 +78,9 @@ def verify(inventory: Path, as_json: bool, no_drill: bool) -> None:
 
     topology = _topology(inventory)
     assert isinstance(topology, LabTopology)
-    names = [c for c in CHECKS if not (no_drill and c == "fault-drill")]
+    names = [c for c in CHECKS if not ((no_drill or drill) and c == "fault-drill") and not (drill and c == "mtu")]
     try:
-        report = run_verify(topology, names=names)
+        report = run_verify(topology, names=names, drill=drill or "")
     except LabError as exc:  # the lab could not be built (e.g. FRR refused a rendered config): a failure, cleaned up
         err_console.print(f"lab {topology.fabric}: {exc}", style="red", markup=False)
         sys.exit(1)

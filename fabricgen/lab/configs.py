@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricgen import platforms as registry
 from fabricgen.lab.topology import LabSwitch, LabTopology
 from fabricgen.render.templating import environment
 from fabricgen.render.tidy import tidy
@@ -28,7 +29,8 @@ DEFAULT_TIMERS = LabTimers()
 def frr_config(topology: LabTopology, switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS, log_file: str = "/var/log/frr/frr.log") -> str:
     """`frr.conf` of one switch (integrated config: vtysh hands zebra, bgpd and bfdd their parts)."""
     template = environment().get_template("frr/frr.conf.j2")
-    return tidy(template.render(switch=switch, topology=topology, lab=timers, log_file=log_file))
+    drain = registry.section("drain")["frr"]
+    return tidy(template.render(switch=switch, topology=topology, lab=timers, log_file=log_file, drain=drain))
 
 
 def lldpd_config(switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from fabricgen import platforms as registry
 from fabricgen.lab import expect
+from fabricgen.lab.drain_drill import run_drill
 from fabricgen.lab.drill import check_fault_drill
 from fabricgen.lab.lab import Lab
 from fabricgen.lab.report import Check, Report
@@ -53,15 +55,26 @@ def new_report(plan: LabTopology) -> Report:
     return Report(plan.fabric, len(plan.switches), len(plan.servers), len(plan.cables))
 
 
-def verify(plan: LabTopology, built: LabTopology | None = None, names: Sequence[str] = CHECKS, timeout: float | None = None) -> Report:
+def verify(
+    plan: LabTopology, built: LabTopology | None = None, names: Sequence[str] = CHECKS, timeout: float | None = None, drill: str = ""
+) -> Report:
     """Boot the lab of `built` (default: the plan's; a miswired copy in tests), check it against
-    `plan`, tear it down whatever happens."""
+    `plan`, tear it down whatever happens. `drill` (`drain`, `cut`): the traffic drill
+    (`lab/drain_drill.py`) after the checks, on a converged fabric only."""
     report = new_report(plan)
     start = time.monotonic()
     with Lab(built or plan) as lab:
         report.boot_seconds = time.monotonic() - start
         run_checks(lab, plan, names, report, timeout)
+        if drill:
+            report.checks.append(_traffic_drill(lab, plan, report, drill))
     return report
+
+
+def _traffic_drill(lab: Lab, plan: LabTopology, report: Report, mode: str) -> Check:
+    if not all(c.passed or c.skipped for c in report.checks):
+        return Check(8, f"drill-{mode}", f"Traffic drill ({mode})", skipped="the fabric did not converge (see the failed checks)")
+    return run_drill(lab, plan, mode, list(registry.section("drain")["frr"]["bgp_lines"]))
 
 
 __all__ = ["CHECKS", "expect", "run_checks", "verify"]

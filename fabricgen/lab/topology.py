@@ -72,6 +72,8 @@ class LabSwitch:
     as_path_multipath_relax: bool
     prefix_list: str
     route_map: str
+    drained: bool = False
+    """The plan drains it (`Device.drained`): FRR's drain lines (platforms/frr/platform.yml `drain:`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +193,7 @@ def _switch(device: Device, prefix: str, names: dict[str, str]) -> LabSwitch:
         as_path_multipath_relax=device.as_path_multipath_relax,
         prefix_list=platform.names.get("prefix_list", "PL-ADVERTISE"),
         route_map=platform.names.get("route_map", "RM-ADVERTISE"),
+        drained=device.drained,
     )
 
 

@@ -29,6 +29,7 @@ from fabricgen.core.catalog import models_for, platforms
 from fabricgen.core.model import (
     BgpNeighbor,
     Device,
+    GracefulRestart,
     InfinibandPlan,
     Interface,
     Link,
@@ -51,6 +52,7 @@ from fabricgen.plan.passes.aspath import relaxing
 from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
 from fabricgen.plan.passes.devices import ROLE_ORDER, Headroom, InfinibandSwitch, Routing, assemble
+from fabricgen.plan.passes.drain import drained_switches
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.forwarding import with_forwarding
 from fabricgen.plan.passes.headroom import port_headroom
@@ -110,6 +112,8 @@ class _Fabric:
     """Every device's BGP route limit (routed fabrics)."""
     relaxing: frozenset[str] = frozenset()
     """Devices that must relax AS-path multipath (`aspath.relaxing`)."""
+    drained: frozenset[str] = frozenset()
+    """Switches under `drain:` (`passes/drain.py`)."""
 
 
 def _build_plan(inputs: Inputs) -> Plan:
@@ -121,18 +125,16 @@ def _build_plan(inputs: Inputs) -> Plan:
     per_spine = inputs.uplinks.per_spine
     per_superspine = inputs.superspines.per_spine or 1 if inputs.superspines and tiers.three_tier else 1
     addressing = inputs.addressing or _NO_ADDRESSING
-    pools = pools_of(addressing)
-    layout = layout_for(tiers, speeds, per_spine, per_superspine)
+    layout, pools = layout_for(tiers, speeds, per_spine, per_superspine), pools_of(addressing)
     roce = roce_policy(inputs.roce, all_platforms) if routed else None
     mtu = {name: (roce.mtu[name] if roce and name in roce.mtu else p.mtu_default) for name, p in all_platforms.items()}
     addresses, device_tally = address_devices(tiers.everything, layout, pools, inputs.bgp, routed)
-    lengths = inputs.cabling.length
+    lengths, overrides = inputs.cabling.length, inputs.cabling.overrides
     leaf_spine, spine_superspine = _wire(tiers, speeds, layout, pools, addresses, mtu, lengths, inputs.uplinks, per_superspine, routed)
     nic = nic_model_of(inputs.servers, source, speeds.server if inputs.servers.per_leaf else 0)
     attachment = attachment_of(inputs.servers, inputs.fabric.name, length_m(lengths["server-leaf"]), speeds.server, routed, routed)
     host_mtu = _host_mtu(tiers, leaf_spine, spine_superspine, mtu)
     attached = attach_servers(tiers.leaves, attachment, layout, pools, host_mtu, _server_guids(inputs))
-    overrides = inputs.cabling.overrides
     links = apply_overrides((*leaf_spine.links, *attached.links, *spine_superspine.links), overrides, source)
     fabric = _Fabric(
         tiers,
@@ -149,6 +151,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         headroom=_overridden_headroom(links, overrides, tiers, all_platforms) if routed else {},
         maximum_routes=_route_limit(addressing) if routed else 0,
         relaxing=_relaxing(addresses, leaf_spine, spine_superspine) if routed else frozenset(),
+        drained=drained_switches(inputs, tiers.everything) if routed else frozenset(),
     )
     devices, oversubscription = _devices(fabric, leaf_spine, spine_superspine, attached)
     devices = with_forwarding(devices, roce, catalog, all_platforms) if roce else devices
@@ -190,6 +193,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         jobs=jobs_of(inputs.jobs, source),
         nics=(nic,),
         host_mtu=host_mtu if routed else 0,
+        graceful_restart=GracefulRestart(bgp.graceful_restart, bgp.graceful_restart_time_s, bgp.graceful_stalepath_time_s),
         cables=cables_of(links_in_order, devices, models, attached.servers, (nic,), hosts),
     )
 
@@ -401,7 +405,9 @@ def _assemble(
     advertised: list[str],
     aggregates: tuple[str, ...] = (),
 ) -> Device:
-    routing = Routing(fabric.maximum_paths or max(paths, 1), fabric.maximum_routes, node.name in fabric.relaxing, aggregates)
+    routing = Routing(
+        fabric.maximum_paths or max(paths, 1), fabric.maximum_routes, node.name in fabric.relaxing, aggregates, node.name in fabric.drained
+    )
     return assemble(
         node,
         fabric.addresses[node.name],

@@ -26,7 +26,8 @@ model, and each job travels as a `JobInput` with its key positions).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fabricgen.core.records import record
@@ -122,6 +123,9 @@ class BgpInput:
     bfd_interval_ms: int
     bfd_multiplier: int
     aggregate_server_prefixes: bool = False
+    graceful_restart: str = "disabled"
+    graceful_restart_time_s: int = 120
+    graceful_stalepath_time_s: int = 300
 
 
 @record
@@ -258,6 +262,14 @@ class ServicesInput:
 
 
 @record
+class DrainInput:
+    """One switch to drain; `path` is its `drain[i]` key, empty when it came from `--drain`."""
+
+    name: str
+    path: PathKey
+
+
+@record
 class Inputs:
     """The whole inventory, typed. Sections the schema does not fill in are None when absent."""
 
@@ -286,6 +298,11 @@ class Inputs:
     guids: Mapping[str, GuidPin]
     models: Mapping[str, Any]
     jobs: Mapping[str, Mapping[str, Any]]
+    drain: tuple[DrainInput, ...] = ()
+    """Switches drained in the plan: `drain:` entries, then `--drain` names (docs/drain.md)."""
+    drain_max_ratio: float = 1.5
+    """`oversubscription.drain_max_ratio`: the downlink:uplink ratio no switch may pass while drained
+    switches carry nothing."""
 
     @property
     def routed(self) -> bool:
@@ -324,7 +341,17 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         },
         models=doc.get("models", {}),
         jobs=doc.get("jobs") or {},
+        drain=tuple(DrainInput(name, ("drain", i)) for i, name in enumerate(doc.get("drain", []))),
+        drain_max_ratio=float(doc["oversubscription"]["drain_max_ratio"]),
     )
+
+
+def with_drained(inputs: Inputs, names: Sequence[str]) -> Inputs:
+    """`inputs` with switches drained from the command line (`--drain`) after the inventory's own,
+    each once; their diagnostics name the option, since no inventory key holds them."""
+    known = {entry.name for entry in inputs.drain}
+    added = tuple(DrainInput(name, ()) for name in dict.fromkeys(names) if name not in known)
+    return dataclasses.replace(inputs, drain=inputs.drain + added) if added else inputs
 
 
 def default_subnet_manager(fabric: str) -> SubnetManagerInput:
@@ -404,6 +431,9 @@ def _bgp(bgp: Mapping[str, Any]) -> BgpInput:
         bfd_interval_ms=bgp["bfd_interval_ms"],
         bfd_multiplier=bgp["bfd_multiplier"],
         aggregate_server_prefixes=bool(bgp.get("aggregate_server_prefixes")),
+        graceful_restart=bgp["graceful_restart"]["mode"],
+        graceful_restart_time_s=bgp["graceful_restart"]["restart_time"],
+        graceful_stalepath_time_s=bgp["graceful_restart"]["stalepath_time"],
     )
 
 

@@ -56,8 +56,8 @@ def _raw() -> dict[str, dict[str, Any]]:
 def merged(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
     """`child` over `parent`: mappings merged key by key, any other value replaced.
 
-    >>> merged({"facts": {"mtu_max": 9214, "title": "EOS"}, "templates": "eos"}, {"facts": {"title": "Toy"}})
-    {'facts': {'mtu_max': 9214, 'title': 'Toy'}, 'templates': 'eos'}
+    >>> merged({"facts": {"mtu_max": 9214, "title": "Parent"}, "templates": "parent"}, {"facts": {"title": "Toy"}})
+    {'facts': {'mtu_max': 9214, 'title': 'Toy'}, 'templates': 'parent'}
     """
     result = dict(parent)
     for key, value in child.items():
@@ -182,7 +182,7 @@ def drivers() -> dict[str, Driver]:
 
 
 def driver(platform: str) -> Driver:
-    """The driver of a platform, by fabricgen name (`eos`) or Ansible network OS (what a playbook
+    """The driver of a platform, by fabricgen name (its folder's) or Ansible network OS (what a playbook
     knows of its host: `ansible_network_os`); a KeyError names the platforms that have one."""
     found = drivers()
     if platform in found:

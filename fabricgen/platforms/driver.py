@@ -7,13 +7,15 @@ checks (`push/baseline.py`, `push/postchecks.py`) compare those facts with the p
 the platform, and pick the driver by the host's platform: a new OS brings its parser in its
 own folder and nothing else changes. Every parser reads what it knows and ignores the rest; a
 check that finds nothing it expects fails (fail closed), it never passes on an empty parse.
+The driver also reads the platform's config text where a pre-flight needs it (`management`:
+what keeps the controller's path to the switch, `push/reachability.py`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -27,6 +29,18 @@ class Session:
     @property
     def established(self) -> bool:
         return self.state.lower() == "established"
+
+
+@dataclass(frozen=True, slots=True)
+class Management:
+    """What reaches a switch, as one config says it."""
+
+    interface: str = ""
+    address: str = ""  # without the prefix length
+    vrf: str = "default"
+    default_route: bool = False
+    api_vrfs: frozenset[str] = field(default_factory=frozenset)
+    ssh_vrfs: frozenset[str] = field(default_factory=frozenset)
 
 
 class Driver(Protocol):
@@ -64,6 +78,11 @@ class Driver(Protocol):
 
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         """The platform's own Ansible filters, by name without the `fabricgen_<os>_` prefix."""
+        ...
+
+    def management(self, config: str) -> Management:
+        """Config text (running or staged): the management interface, its address and VRF, the
+        VRF's default route, and the VRFs where the API and SSH are on."""
         ...
 
 

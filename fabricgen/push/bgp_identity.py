@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from fabricgen.push.sections import Section, split_sections
+from fabricgen.platforms.sections import Section, split_sections
 
 Identity = tuple[str, str]
 """(local AS, remote AS) of one neighbor address."""

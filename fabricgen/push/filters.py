@@ -3,6 +3,7 @@ this mapping, so the logic stays in typed, tested Python rather than in Jinja.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fabricgen.push import baseline, rollout
@@ -16,6 +17,22 @@ from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
 
 def _lockout(staged: str, running: str, platform: str, device: str, user: str, connection: str, address: str = "") -> list[str]:
     return lockout_problems(platform, staged, running, Login(device, user, connection, str(address or "")))
+
+
+def commit_windows_problems(hosts: list[str], hostvars: Mapping[str, Any], batch: int, forks: int) -> list[str]:
+    """`rollout.commit_window_problems` for every commit window among `hosts`: each platform's
+    group variables give its role's timer and post-check polling as `fabricgen_commit_window`,
+    so the playbook names no platform. A host without one fails: its window would go unchecked."""
+    windows = set()
+    for host in hosts:
+        window = hostvars[host].get("fabricgen_commit_window")
+        if not window:
+            raise ValueError(f"{host}: no fabricgen_commit_window (its platform's ansible.group_vars in platform.yml)")
+        windows.add((str(window["timer"]), int(window["retries"]), int(window["delay"])))
+    problems: list[str] = []
+    for timer, retries, delay in sorted(windows):
+        problems.extend(p for p in rollout.commit_window_problems(timer, retries, delay, batch, forks) if p not in problems)
+    return problems
 
 
 def ansible_filters() -> dict[str, Any]:
@@ -37,7 +54,7 @@ def ansible_filters() -> dict[str, Any]:
             "fabricgen_unknown_tiers": rollout.unknown_tiers,
             "fabricgen_restore_order": rollout.restore_order,
             "fabricgen_serial_steps": rollout.serial_steps,
-            "fabricgen_commit_window_problems": rollout.commit_window_problems,
+            "fabricgen_commit_windows_problems": commit_windows_problems,
             "fabricgen_rescue_report": rescue_report,
             "fabricgen_opensm_master": rollout.opensm_master,
             "fabricgen_sminfo_master": rollout.sminfo_master,

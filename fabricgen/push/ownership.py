@@ -3,8 +3,9 @@ the platform's defaults, and which values are secrets: `ownership.yml` in each p
 (fabricgen/platforms/<os>/). The push, `diff --running` and the drift check all read it, so they agree on what a
 change may touch.
 
-Platforms are looked up by fabricgen platform name (`eos`) or by Ansible network OS
-(`arista.eos.eos`, the platform's `facts`), so the playbooks pass what they already know.
+Platforms are looked up by fabricgen platform name (the folder's) or by Ansible network OS (the
+platform's `facts.ansible_network_os`), so the playbooks pass what they already know. Examples
+with each platform's table: tests/test_push_examples.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from fabricgen import platforms as registry
 from fabricgen.core.catalog import platforms
-from fabricgen.push.sections import Section, split_sections
+from fabricgen.platforms.sections import Section, split_sections
 
 REDACTED = "<redacted>"
 
@@ -110,11 +111,7 @@ def managed_platforms() -> list[str]:
 
 
 def ownership(platform: str) -> Ownership:
-    """By fabricgen platform (`eos`) or Ansible network OS (`arista.eos.eos`).
-
-    >>> ownership("arista.eos.eos").platform
-    'eos'
-    """
+    """By fabricgen platform name or Ansible network OS (`facts.ansible_network_os`)."""
     table = _table()
     if platform in table:
         return table[platform]
@@ -144,21 +141,13 @@ def owned_sections(owner: Ownership, text: str) -> list[Section]:
 
 
 def owned_text(platform: str, text: str) -> str:
-    """Only what fabricgen manages, defaults dropped: what remediation and the drift check compare.
-
-    >>> owned_text("eos", "username a secret x\\nhostname s1\\ninterface Ethernet1\\n   no shutdown\\n   mtu 9214\\n")
-    'hostname s1\\ninterface Ethernet1\\n   mtu 9214\\n'
-    """
+    """Only what fabricgen manages, defaults dropped: what remediation and the drift check compare."""
     owner = ownership(platform)
     return "".join(section.text() for section in owned_sections(owner, text))
 
 
 def redact(platform: str, text: str) -> str:
-    """Every secret value replaced by `<redacted>` (password hashes, keys, communities).
-
-    >>> redact("eos", "username a privilege 15 secret sha512 $6$abc\\ntacacs-server host 10.0.0.1 key 7 0A1B\\n")
-    'username a privilege 15 secret sha512 <redacted>\\ntacacs-server host 10.0.0.1 key 7 <redacted>\\n'
-    """
+    """Every secret value replaced by `<redacted>` (password hashes, keys, communities)."""
     owner = ownership(platform)
     lines = []
     for line in str(text).splitlines(keepends=True):

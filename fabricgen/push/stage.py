@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fabricgen.platforms.sections import Section, join_sections, split_sections
 from fabricgen.push.ownership import Ownership, owned_sections, ownership, redact
 from fabricgen.push.reachability import reachability_problems
-from fabricgen.push.sections import Section, join_sections, split_sections
 
 
 def staged_config(platform: str, rendered: str, running: str, overlay: str = "", keep_device_sections: bool = True) -> str:
@@ -29,16 +29,7 @@ def staged_config(platform: str, rendered: str, running: str, overlay: str = "",
 
     `keep_device_sections=False` (authoritative mode): the rendered file and the overlay only.
 
-    >>> print(staged_config("eos", "hostname new\\nmanagement api http-commands\\n   no shutdown\\n",
-    ...     "hostname old\\nusername ops secret x\\nip access-list HOTFIX\\n   10 deny ip any any\\n",
-    ...     "username fabricgen privilege 15 role network-admin secret y\\n"), end="")
-    hostname new
-    management api http-commands
-       no shutdown
-    username fabricgen privilege 15 role network-admin secret y
-    username ops secret x
-    ip access-list HOTFIX
-       10 deny ip any any
+    Examples per platform: tests/test_push_examples.py.
     """
     owner = ownership(platform)
     if not keep_device_sections:
@@ -103,9 +94,6 @@ def lockout_problems(platform: str, staged: str, running: str, login: Login) -> 
     RADIUS, without the AAA that authenticates it), one that changes the user's role or
     privilege, one without the API the connection uses (EOS eAPI, NX-OS NX-API, SSH for
     network_cli), and one that cuts the management path (`reachability.py`).
-
-    >>> lockout_problems("eos", "hostname a\\n", "username ops role network-admin secret x\\n", Login("leaf1", "ops", "ansible.netcommon.httpapi"))[0]
-    "leaf1: the staged config has no 'username ops': the push would lock out the login user"
     """
     owner = ownership(platform)
     problems = []
@@ -172,9 +160,6 @@ def drift(platform: str, running: str, reference: str) -> list[str]:
     """Owned lines that differ between the device and the last post-change backup (`-` missing
     on the device, `+` added on it), defaults dropped, secrets redacted; empty when nobody
     changed the device.
-
-    >>> drift("eos", "hostname a\\ninterface Ethernet1\\n   mtu 1500\\n   mtu 9000\\n", "hostname a\\ninterface Ethernet1\\n   mtu 9214\\n")
-    ['- interface Ethernet1 / mtu 9214', '+ interface Ethernet1 / mtu 9000']
     """
     owner = ownership(platform)
     # The reference is stored redacted: compare redacted with redacted, or every secret-bearing

@@ -1,9 +1,10 @@
 """Action `fabricgen_diff`: report a device's own diff as this task's diff and changed status.
 
-eos_command / nxos_command return text; Ansible shows a diff under --diff only when a task
-result carries one. This action turns the device's session diff (EOS) or show-patch (NX-OS)
-into that result, so `--check --diff` prints per device exactly what would change, and a
-task that would change nothing reports ok.
+A platform collection's `*_command` module returns text; Ansible shows a diff under --diff only
+when a task result carries one. This action turns the device's own diff (a config session's
+diff, a replace's show-patch; the platform's role reads it with its driver's filter) into that
+result, so `--check --diff` prints per device exactly what would change, and a task that would
+change nothing reports ok.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ BGP multipaths eBGP routes only when their AS_PATHs are identical unless told to
 to "same length" (RFC 7938 §7.1.1 / `bgp bestpath as-path multipath-relax`). Whether a device
 needs it follows from the ASN design, so the planner decides it here and every renderer prints
 it: a leaf whose uplinks reach the rest of the fabric through upper tiers with different ASNs
-(super-spine planes numbered per plane) gets as many AS_PATHs as planes, one per uplink group.
+(super-spine planes numbered per plane, or spines of one pod pinned to different ASNs) gets as
+many AS_PATHs as ASNs at that tier. Only the upward direction can differ: the wiring puts spine j
+of every pod under plane j alone, so no device reaches one lower device through two others.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ def relaxing(uplinks: Mapping[str, Iterable[str]], asn: Mapping[str, int]) -> fr
     with the same uppers (the leaves of a pod) share one walk.
 
     >>> sorted(relaxing({"leaf": ["sp1", "sp2"], "sp1": ["ss1"], "sp2": ["ss2"]}, {"leaf": 20, "sp1": 10, "sp2": 10, "ss1": 1, "ss2": 2}))
+    ['leaf']
+    >>> sorted(relaxing({"leaf": ["sp1", "sp2"]}, {"leaf": 20, "sp1": 10, "sp2": 11}))
     ['leaf']
     """
     upward: dict[str, tuple[frozenset[int], ...]] = {}

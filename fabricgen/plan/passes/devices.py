@@ -31,6 +31,8 @@ class Routing:
     """Routes each BGP neighbor may send (0 on InfiniBand)."""
     as_path_multipath_relax: bool = False
     aggregates: tuple[str, ...] = ()
+    drained: bool = False
+    """Under `drain:` (plan/passes/drain.py): BGP graceful shutdown moves traffic off it."""
 
 
 Headroom = Mapping[str, Mapping[str, int]]
@@ -95,6 +97,7 @@ def assemble(
         aggregates=routing.aggregates,
         maximum_routes=routing.maximum_routes,
         plane=node.plane,
+        drained=routing.drained,
     )
 
 

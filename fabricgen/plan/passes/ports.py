@@ -79,9 +79,10 @@ def speed_setting(speed: int, platform: Platform, model: Model, per_cage: int) -
     cage (a broken-out cage when more than one): platform data decides the format. A few distinct
     values, formatted once each, for a million ports at scale.
 
-    >>> from fabricgen.core.catalog import models_for, platforms
-    >>> model = models_for({})["arista-7060dx5-64s"]
-    >>> speed_setting(400, platforms()["eos"], model, 1), speed_setting(100, platforms()["eos"], model, 4)
+    >>> from types import SimpleNamespace
+    >>> toy = SimpleNamespace(speed_format="", breakout_speed_format="{speed}g-{lanes}")
+    >>> eight_lanes = SimpleNamespace(lanes=8)
+    >>> speed_setting(400, toy, eight_lanes, 1), speed_setting(100, toy, eight_lanes, 4)
     ('', '100g-2')
     """
     split = per_cage > 1

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fabricgen.core.model import DscpClass, Platform, QosProfile, QosQueue, RocePolicy
+from fabricgen.core.model import DscpClass, Platform, QosClass, QosProfile, QosQueue, RocePolicy, WatchdogTimers
 from fabricgen.core.units import size_bytes
 from fabricgen.plan.inputs import RoceInput
+from fabricgen.plan.passes.watchdog import effective_watchdog
 
 QUEUES = 8
 """Egress queues (traffic classes 0-7) of the RoCE profile on every Ethernet platform."""
@@ -81,6 +82,39 @@ def dscp_map(roce: RoceInput, data_tc: int, cnp_tc: int, control_tc: int, defaul
     return tuple(sorted(classes, key=lambda c: (c.traffic_class, c.dscps)))
 
 
+CLASS_NAME_KEYS = {"roce": "qos_class_data", "cnp": "qos_class_cnp", "network-control": "qos_class_control"}
+"""Purpose -> the platform `names` key of its classifier class, in the order the config lists them."""
+
+
+def classifier(names: Mapping[str, str], mapped: tuple[DscpClass, ...]) -> tuple[QosClass, ...]:
+    """The named classifier classes of a class-map platform: one per purpose of the DSCP map that
+    the platform names (RoCE, CNP, network control when it has DSCPs of its own), in
+    `CLASS_NAME_KEYS` order; default traffic is the platform's class-default. A platform that
+    names none (EOS classifies by `qos map dscp`) gets none.
+
+    >>> from types import SimpleNamespace as N
+    >>> names = {"qos_class_data": "ROCE", "qos_class_cnp": "CNP", "qos_class_control": "NC"}
+    >>> [(c.name, c.dscps, c.traffic_class) for c in classifier(names, dscp_map(N(dscp_data=26, dscp_cnp=48), 3, 7, 7, 0))]
+    [('ROCE', (26,), 3), ('CNP', (48,), 7), ('NC', (56,), 7)]
+    >>> classifier({}, dscp_map(N(dscp_data=26, dscp_cnp=48), 3, 7, 7, 0))
+    ()
+    """
+    by_purpose = {entry.purpose: entry for entry in mapped}
+    return tuple(
+        QosClass(names[key], by_purpose[purpose].dscps, by_purpose[purpose].traffic_class)
+        for purpose, key in CLASS_NAME_KEYS.items()
+        if key in names and purpose in by_purpose
+    )
+
+
+def _watchdog(platform: Platform, roce: RoceInput) -> WatchdogTimers | None:
+    """The watchdog timers `platform` runs, or None when the watchdog is off."""
+    asked = roce.pfc_watchdog
+    if not asked.enabled:
+        return None
+    return effective_watchdog(asked.timeout_ms, asked.recovery_ms, asked.polling_ms, platform.pfc_watchdog)
+
+
 def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: RoceInput, ecn: bool) -> QosProfile:
     """The RoCE policy in one platform's terms: which queues its config lists, their names and
     scheduling. RoCE and default traffic (the traffic class of DSCP 0 on this platform) share the
@@ -106,6 +140,7 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: RoceInput,
     pause: tuple[QosQueue, ...] = ()
     if conv.get("pause_name"):
         pause = tuple(queue(tc, conv["pause_name"], conv["default_pause_name"]) for tc in dict.fromkeys((data_tc, 0)))
+    mapped = dscp_map(roce, data_tc, cnp_tc, control_tc, best_effort)
     return QosProfile(
         platform=platform.name,
         names=dict(platform.names),
@@ -118,6 +153,8 @@ def _qos_profile(platform: Platform, data_tc: int, cnp_tc: int, roce: RoceInput,
         best_effort_traffic_class=best_effort,
         ecn_counters=bool(conv.get("ecn_counters", False)),
         load_interval=int(conv.get("load_interval", 0)),
+        watchdog=_watchdog(platform, roce),
         network_control_traffic_class=control_tc,
-        dscp_map=dscp_map(roce, data_tc, cnp_tc, control_tc, best_effort),
+        dscp_map=mapped,
+        classifier=classifier(platform.names, mapped),
     )

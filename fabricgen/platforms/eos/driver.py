@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fabricgen.platforms.driver import Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.driver import Management, Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.eos import config_text
 
 
 def session_diff_lines(diff: str) -> list[str]:
@@ -83,6 +84,9 @@ class EosDriver:
 
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         return {"session_diff_lines": session_diff_lines}
+
+    def management(self, config: str) -> Management:
+        return config_text.management(config)
 
 
 DRIVER = EosDriver()

@@ -8,7 +8,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fabricgen.platforms.driver import Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.driver import Management, Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.nxos import config_text
 
 
 def as_list(value: Any) -> list[Any]:
@@ -123,6 +124,9 @@ class NxosDriver:
 
     def filters(self) -> Mapping[str, Callable[..., Any]]:
         return {"rows": rows, "patch_lines": patch_lines}
+
+    def management(self, config: str) -> Management:
+        return config_text.management(config)
 
 
 DRIVER = NxosDriver()
