@@ -9,6 +9,10 @@ DEBIAN_PACKAGES := opensm ibsim-utils infiniband-diags openssh-server frr lldpd 
 LINT_PATHS := fabricgen tests $(wildcard benchmarks/*.py)
 CHECK_TESTS := fabricgen tests/test_plan_passes.py tests/test_function_length.py tests/test_layers.py tests/test_artifacts_media.py tests/test_yamlemit.py tests/test_templating.py \
 	tests/test_render_golden.py tests/test_artifacts_golden.py tests/test_ib_partitions.py
+TEST_WORKERS ?= 4
+# `make test` runs the suite on TEST_WORKERS pytest-xdist workers, one test file per worker at a time
+# (a module's lab is booted once), the longest files first (tests/conftest.py FIRST). 4 on 2 cores:
+# most of a lab or playbook test is waiting (FRR timers, Ansible), which the other workers fill.
 # `make check`: the fast loop (lint, types, repeated code, doctests and the unit tests that need no Debian package
 # and start no subprocess; under a minute). `make test` runs everything and is what CI calls.
 
@@ -52,7 +56,7 @@ check: $(VENV)/.installed-test lint typecheck duplicates
 	$(BIN)/python -m pytest -q $(CHECK_TESTS)
 
 test: $(VENV)/.installed-test debian-packages lint typecheck duplicates
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 goldens: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q --update-goldens tests

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,17 @@ HGX_DISCOVERY = ROOT / "tests" / "data" / "ibnetdiscover-hgx.txt"
 needs_sim = pytest.mark.skipif(
     bool(missing_tools()), reason=f"needs the Debian packages opensm ibsim-utils infiniband-diags (missing: {missing_tools()})"
 )
+needs_opensm = pytest.mark.skipif(shutil.which("opensm") is None, reason="needs the Debian package opensm (make debian-packages)")
+
+OPENSM_REFUSALS = ("Unrecognized token", "Invalid", "Parsing error")
+"""What OpenSM's option parser prints for an option name or value it does not take."""
+
+
+def opensm_dump(conf: Path, dump: Path) -> str:
+    """`opensm -F conf -c dump`: OpenSM's own parser reads `conf` and writes back every option it
+    took into `dump` (no subnet is touched); what it printed, for the refusals above."""
+    done = subprocess.run(["opensm", "-F", str(conf), "-c", str(dump)], capture_output=True, text=True, timeout=60, check=False)
+    return done.stdout + done.stderr
 
 
 def plan_and_files(inventory: Path) -> tuple[Plan, dict[str, str]]:
@@ -138,6 +150,7 @@ def drop_cable(net: str, a: str, a_port: int, z: str, z_port: int) -> str:
 __all__ = [
     "IB_HDR",
     "LARGE",
+    "OPENSM_REFUSALS",
     "RAIL_SERVERS",
     "RAIL_SM_ON_SERVER",
     "ROOT",
@@ -145,7 +158,9 @@ __all__ = [
     "copy_example",
     "drop_cable",
     "ib_fabric",
+    "needs_opensm",
     "needs_sim",
+    "opensm_dump",
     "plan_and_files",
     "plan_of",
     "render_cli",

@@ -28,13 +28,15 @@ from fabricgen.lab.topology import LabTopology, lab_topology
 from fabricgen.lab.verify import poll
 from fabricgen.pipeline import load_and_plan
 from tests.lab_helpers import leftovers, own_lab
+from tests.standin_switches import Lab, _devices, _serve
 from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
 from tests.standins.lab_routing import LabRouting
 from tests.standins.runner import BIN, PlaybookRunner, marked_pids
-from tests.test_playbooks_switches import Lab, _devices, _serve
 
-POSTCHECK = {"retries": 10, "delay": 3}
-"""Post-check polls on the lab: FRR needs a few seconds to bring a restarted session up."""
+POSTCHECK = {"retries": 20, "delay": 3}
+"""Post-check polls on the lab: FRR needs a few seconds to bring a restarted session up, more
+beside a CPU hog or another lab; a check that passes stops polling at once, so only a scenario
+whose post-check must fail waits the whole minute."""
 
 
 @dataclass

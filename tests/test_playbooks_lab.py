@@ -35,9 +35,9 @@ from fabricgen.lab.report import Check
 from fabricgen.lab.verify import check_bgp, check_lldp
 from tests.lab_deploy import LabDeploy, lab_deploy, wait_for
 from tests.lab_helpers import needs_lab
+from tests.standin_switches import FABRIC, SWITCHES
 from tests.standins.device_api import ConfirmGate
 from tests.standins.runner import BIN
-from tests.test_playbooks_switches import FABRIC, SWITCHES
 
 pytestmark = [needs_lab, pytest.mark.skipif(not (BIN / "ansible-playbook").exists(), reason="needs the deploy extra (ansible)")]
 

@@ -14,149 +14,22 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
-from tests.standins.routing import ConfigRouting
-from tests.standins.runner import BIN, PlaybookRunner, marked_pids
+from tests.standin_switches import SECRETS, SWITCHES, Lab, standin_switches
+from tests.standins.runner import BIN, PlaybookRunner
 
 pytestmark = pytest.mark.skipif(shutil.which("ansible-playbook", path=str(BIN)) is None, reason="needs the deploy extra (ansible)")
-
-FABRIC = """\
-fabric: {name: lab1, description: deploy test fabric for the stand-in devices, transport: roce}
-spines: {count: 2, model: arista-7060x6-64pe, platform: eos, name: "lab1-spine{index:02d}"}
-leaves: {count: 2, model: cisco-n9k-9364d-gx2a, platform: nxos, name: "lab1-leaf{index:02d}"}
-uplinks: {per_spine: 1, speed: 400G}
-servers: {per_leaf: 1, ports_per_server: 2, speed: 400G}
-addressing: {loopbacks: 10.20.0.0/24, fabric: 10.21.0.0/22, servers: 10.22.0.0/16, management: 192.168.20.0/24}
-bgp: {spine_asn: 65000, leaf_asn: 65101}
-"""
-SWITCHES = ["lab1-leaf01", "lab1-leaf02", "lab1-spine01", "lab1-spine02"]
-SECRETS = ("secret 0 standin", "password 0 standin", "secret 0 factory", "password 0 factory", "Tq7-tacacs", "Sn9-community")
-
-
-@dataclass
-class Lab:
-    build: Path
-    stage: Path
-    fabric: StandinFabric
-    clock: StandinClock
-    runner: PlaybookRunner
-    order: list[str]
-
-    def device(self, name: str) -> StandinDevice:
-        return self.fabric.devices[name]
-
-    def run(self, playbook: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        saved = dict(self.runner.env_extra)
-        self.runner.env_extra.update(env or {})
-        try:
-            return self.runner.run(playbook, *args, timeout=1200)  # the CI machine may be loaded
-        finally:
-            self.runner.env_extra = saved
-            self.runner.stop_leftovers()
-
-    def commits(self) -> list[str]:
-        return [entry.split(":")[0] for entry in self.order if entry.endswith(":commit-timer")]
-
-
-def _serve(directory: Path) -> tuple[object, threading.Thread]:
-    """The HTTP server the NX-OS stand-ins pull staged files from: it serves the stage folder
-    only (never build/)."""
-    import functools
-    import http.server
-
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, thread
-
-
-def _ordered(device: StandinDevice, order: list[str]):  # type: ignore[no-untyped-def]
-    original = device.record
-
-    def record(kind: str, detail: str = "") -> None:
-        original(kind, detail)
-        if kind != "command":
-            order.append(f"{device.name}:{kind}")
-
-    return record
-
-
-def _devices(build: Path, clock: StandinClock, routing: ConfigRouting, order: list[str]) -> list[StandinDevice]:
-    hosts = yaml.safe_load((build / "ansible" / "hosts.yml").read_text())["all"]["children"]
-    platform_of = {name: group for group in ("eos", "nxos") for name in (hosts.get(group) or {}).get("hosts") or {}}
-    devices = []
-    for name, platform in sorted(platform_of.items()):
-        host_vars = yaml.safe_load((build / "ansible" / "host_vars" / f"{name}.yml").read_text())
-        device = StandinDevice(
-            name,
-            platform,
-            neighbors=[n["address"] for n in host_vars["fabricgen_bgp_neighbors"]],
-            fabric_interfaces=host_vars["fabricgen_fabric_interfaces"],
-            roce_interfaces=host_vars["fabricgen_roce_interfaces"],
-            cabling=[(link["interface"], link["peer"], link["peer_interface"]) for link in host_vars["fabricgen_lldp_plan"]],
-            clock=clock,
-            routing=routing,
-        )
-        device.record = _ordered(device, order)  # type: ignore[method-assign]
-        routing.devices[name] = device
-        devices.append(device)
-    return devices
 
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
-    (tmp_path / "inv").mkdir()
-    (tmp_path / "inv" / "fabric.yml").write_text(FABRIC)
-    build = tmp_path / "build" / "lab1"
-    subprocess.run([str(BIN / "fabricgen"), "render", str(tmp_path / "inv"), "-o", str(build)], check=True, capture_output=True)
-    stage = tmp_path / "stage"
-    stage.mkdir(mode=0o700)
-    fabric, clock, routing, order = StandinFabric(), StandinClock(), ConfigRouting(), []  # type: ignore[var-annotated]
-    files_server, files_thread = _serve(stage)
-    overrides = {}
-    for device in _devices(build, clock, routing, order):
-        port = fabric.add(device)
-        # ansible_port too: the persistent connection socket is keyed by host, port and user
-        overrides[device.name] = {
-            "ansible_host": "127.0.0.1",
-            "ansible_port": port,
-            "ansible_httpapi_port": port,
-            "ansible_httpapi_use_ssl": False,
-        }
-    standin_inventory = tmp_path / "standin.yml"
-    variables = {
-        "nxos_deploy_transfer": "pull",
-        "nxos_deploy_pull_url": f"http://127.0.0.1:{files_server.server_address[1]}",  # type: ignore[attr-defined]
-        "fabricgen_stage_dir": str(stage),
-        "eos_deploy_postcheck_retries": 2,
-        "eos_deploy_postcheck_delay": 0,
-        "nxos_deploy_postcheck_retries": 2,
-        "nxos_deploy_postcheck_delay": 0,
-    }
-    # per host: inline host vars outrank the playbooks' group_vars (fabricgen_stage_dir is one)
-    hosts = {name: {**host, **variables} for name, host in overrides.items()}
-    standin_inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
-    env = {"FABRICGEN_NET_USER": "standin", "FABRICGEN_NET_PASSWORD": "standin", "FABRICGEN_CHANGE_ID": "CHG1"}
-    runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", standin_inventory], env)
-    try:
-        yield Lab(build, stage, fabric, clock, runner, order)
-    finally:
-        runner.stop_leftovers()
-        fabric.close()
-        files_server.shutdown()  # type: ignore[attr-defined]
-        files_server.server_close()  # type: ignore[attr-defined]
-        files_thread.join(timeout=5)
-        assert marked_pids(runner.marker) == [], "processes left behind"
+    with standin_switches(tmp_path) as running:
+        yield running
 
 
 def _recap(output: str) -> dict[str, dict[str, int]]:
@@ -300,66 +173,6 @@ def test_rollback_restores_exactly_the_switches_with_a_file_in_the_folder(lab: L
     assert all("router bgp" in lab.device(name).running for name in SWITCHES if name != "lab1-leaf02")
 
 
-def test_a_switch_with_nothing_to_change_is_never_the_canary(lab: Lab) -> None:
-    # spine01 already runs its rendered config: the spine canary is spine02.
-    first = lab.run("deploy.yml", "--limit", "lab1-spine01")
-    assert first.returncode == 0, first.stdout + first.stderr
-    lab.order.clear()
-    push = lab.run("deploy.yml")
-    assert push.returncode == 0, push.stdout + push.stderr
-    assert lab.commits() == ["lab1-spine02", "lab1-leaf01", "lab1-leaf02"]
-
-
-def test_preflight_refuses_a_lockout_which_the_standin_would_enforce(lab: Lab) -> None:
-    # Authoritative mode without a management overlay: the staged file has no login user.
-    refused = lab.run("deploy.yml", "-e", "fabricgen_authoritative=true", "--limit", "lab1-spine01")
-    assert refused.returncode != 0
-    assert "lab1-spine01: the staged config has no 'username standin'" in refused.stdout
-    assert lab.device("lab1-spine01").events("commit-timer") == []
-
-    # An overlay that changes the login user's role is refused too.
-    overlay = {"FABRICGEN_EOS_OVERLAY": "username standin privilege 1 role network-operator secret 0 standin\n"}
-    role = lab.run("deploy.yml", "--limit", "lab1-spine01", env=overlay)
-    assert role.returncode != 0 and "changes the role of 'standin' from network-admin to network-operator" in role.stdout
-
-    # Without the pre-flight the stand-in locks the controller out: the commit lands, every later
-    # request is refused, nothing can confirm or abort it; the commit timer brings the old config back.
-    spine = lab.device("lab1-spine01")
-    locked = lab.run("deploy.yml", "-e", "fabricgen_authoritative=true", "--limit", "lab1-spine01", "--skip-tags", "preflight_lockout")
-    assert locked.returncode != 0
-    assert spine.events("commit-timer") == ["commit-timer"] and "auth-refused" in spine.events()
-    assert spine.pending is not None and "username standin" not in spine.running
-    lab.clock.advance(600)
-    assert spine.events("timer-expired") == ["timer-expired"] and not spine.changed and spine.pending is None
-
-
-def test_management_overlay_is_merged_at_push_time_and_never_written(lab: Lab) -> None:
-    overlay = {"FABRICGEN_EOS_OVERLAY": "username netops privilege 15 role network-admin secret 0 s3cr3t-overlay\n"}
-    push = lab.run("deploy.yml", "--limit", "lab1-spine01", env=overlay)
-    assert push.returncode == 0, push.stdout + push.stderr
-    assert "username netops privilege 15 role network-admin secret 0 s3cr3t-overlay" in lab.device("lab1-spine01").running
-    assert "s3cr3t-overlay" not in push.stdout + push.stderr
-    written = [p for p in lab.build.rglob("*") if p.is_file() and "s3cr3t-overlay" in p.read_text(errors="ignore")]
-    assert written == []  # the pre-change backups that hold it are outside build/
-
-
-def test_drift_is_reported_and_refused_unless_told(lab: Lab) -> None:
-    assert lab.run("deploy.yml", "--limit", "lab1-spine02").returncode == 0
-    spine = lab.device("lab1-spine02")
-    # A hand-made change in a section fabricgen owns, and a hotfix ACL in none of its sections.
-    spine.running = (
-        spine.running.replace("router bgp 65000\n", "router bgp 65000\n   timers bgp 1 3\n")
-        + "ip access-list HOTFIX\n   10 deny ip any any\n"
-    )
-    drift = lab.run("deploy.yml", "--limit", "lab1-spine02")
-    assert drift.returncode != 0
-    assert "lab1-spine02 drifted from its last post-change backup" in drift.stdout and "timers bgp 1 3" in drift.stdout
-    assert spine.events("commit-timer") == ["commit-timer"]
-    forced = lab.run("deploy.yml", "--limit", "lab1-spine02", "-e", "fabricgen_overwrite_drift=true")
-    assert forced.returncode == 0, forced.stdout + forced.stderr
-    assert "timers bgp 1 3" not in spine.running and "ip access-list HOTFIX" in spine.running  # foreign section kept
-
-
 def test_list_hosts_of_the_three_tier_example_is_every_switch(tmp_path: Path) -> None:
     build = tmp_path / "cl1"
     from tests.standins.runner import ROOT
@@ -374,3 +187,43 @@ def test_list_hosts_of_the_three_tier_example_is_every_switch(tmp_path: Path) ->
     supers = set(plan["superspines"]["hosts"])
     shown = set(re.findall(r"^\s+(\S+)$", listed.stdout, re.M))
     assert supers and supers <= shown and every <= shown, sorted(every - shown)[:5]
+
+
+def test_a_push_that_moves_the_ecn_thresholds_or_drops_a_service_policy_fails_its_qos_post_check(lab: Lab) -> None:
+    # The stand-ins derive the QoS in effect from the config they hold; the post-check compares it
+    # with the plan (host_vars fabricgen_qos_plan). A spine config whose ECN thresholds differ from
+    # the plan fails the spine canary, which is rolled back; with the spine fixed, a leaf config
+    # whose first server port lost its service-policy fails the leaf canary.
+    spine = lab.build / "configs" / "lab1-spine01.cfg"
+    rendered = spine.read_text()
+    low = re.search(r"random-detect ecn minimum-threshold (\d+) kbytes", rendered)
+    assert low is not None
+    spine.write_text(rendered.replace(low.group(0), "random-detect ecn minimum-threshold 1 kbytes"))
+    result = lab.run("deploy.yml")
+    assert result.returncode != 0 and lab.commits() == ["lab1-spine01"]
+    assert "traffic class 3 marks ECN from 1000 to" in result.stdout and f"the plan says {int(low.group(1)) * 1000} to" in result.stdout
+    assert lab.device("lab1-spine01").events("rollback") == ["rollback"] and not lab.device("lab1-spine01").changed
+
+    spine.write_text(rendered)
+    leaf = lab.build / "configs" / "lab1-leaf01.cfg"
+    leaf.write_text(leaf.read_text().replace("  service-policy type qos input QOS_CLASSIFY\n", "", 1))
+    lab.order.clear()
+    result = lab.run("deploy.yml")
+    assert result.returncode != 0 and lab.commits() == ["lab1-spine01", "lab1-spine02", "lab1-leaf01"]
+    assert "runs policy (none), the plan says QOS_CLASSIFY" in result.stdout
+    assert not lab.device("lab1-leaf01").changed and lab.device("lab1-leaf02").events("commit-timer") == []
+
+
+def test_an_authoritative_nxos_replace_without_the_switch_s_own_lines_is_refused_before_any_change(lab: Lab) -> None:
+    # Authoritative mode stages the rendered file plus the overlay only: no `version` line, no boot
+    # variable. The NX-OS stand-in refuses such a partial replace file at show-patch, as Cisco's
+    # guide says a replace needs a complete running configuration: no checkpoint, no commit.
+    overlay = {"FABRICGEN_NXOS_OVERLAY": "feature nxapi\nusername standin password 0 standin role network-admin\n"}
+    result = lab.run("deploy.yml", "-e", "fabricgen_authoritative=true", "--limit", "lab1-leaf01", env=overlay)
+    assert result.returncode != 0
+    device = lab.device("lab1-leaf01")
+    assert device.events("checkpoint", "commit-timer", "confirm", "save") == [] and not device.changed
+    assert "read the device's own patch (show-patch)" in result.stdout and device.bootflash == {}
+    asked = [detail for kind, detail in device.log if kind == "command"]
+    assert any(command.endswith(" show-patch") for command in asked)  # refused there (the stand-in's rule)
+    assert not any("commit-timeout" in command for command in asked)

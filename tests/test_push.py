@@ -12,8 +12,10 @@ import pytest
 from fabricgen.configs.devices import device_configs
 from fabricgen.diffing.running import remediate
 from fabricgen.pipeline import load_and_plan
+from fabricgen.platforms.eos.config_text import bgp_identity as eos_bgp_identity
+from fabricgen.platforms.nxos.config_text import bgp_identity as nxos_bgp_identity
 from fabricgen.push import baseline, rollout
-from fabricgen.push.bgp_identity import eos_bgp_identity, nxos_bgp_identity, two_ended_sessions
+from fabricgen.push.bgp_identity import two_ended_sessions
 from fabricgen.push.ownership import owned_text, redact
 from fabricgen.push.rescue import Attempt, outcome
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
@@ -275,6 +277,8 @@ def test_a_server_port_going_down_during_the_post_check_is_not_the_change_s_faul
         ("interfaces", {}),
         ("lldp", {"neighbors": []}),
         ("pfc", {"TABLE_pfc": {}}),
+        ("qos", {"TABLE_intf": {}}),
+        ("ecn", {"queues": {}}),
         ("errors", {"counters": {"Ethernet1": {"fcsErrors": 0}}}),
         ("watchdog", "not json"),
     ],
@@ -535,3 +539,164 @@ def test_a_bfd_peer_up_before_stays_up_and_one_to_a_far_end_on_the_new_config_mu
     assert baseline.switch_problems({"bfd": {}}, {"bfd": {"peers": []}}, NEIGHBORS, platform="eos")[0].startswith(
         "bfd: output not recognised"
     )
+
+
+# --- QoS in effect against the plan ------------------------------------------------------------
+
+# What pod-mixed's inventory says (roce: no_drop_priority 3, ecn 950KB-3000KB): 1 KB = 1000 bytes.
+QOS_PLAN = {"policy": "QOS_CLASSIFY", "pfc_priorities": [3], "ecn": [{"traffic_class": 3, "min_bytes": 950000, "max_bytes": 3000000}]}
+
+
+def _nxos_qos(policy: str = "QOS_CLASSIFY", bitmap: str = "8", low: str = "950", unit: str = "kbytes") -> dict[str, object]:
+    """The three NX-OS answers (invented shapes, tests/data/show/README.md) for one port, Eth1/1."""
+    queues = [{"eq-qosgrp": "3", "eq-wred-ecn": "enabled", "eq-wred-min-thresh": low, "eq-wred-max-thresh": "3000", "eq-wred-unit": unit}]
+    return {
+        "pfc": {"TABLE_entry": {"ROW_entry": {"intf-name": "Ethernet1/1", "mode": "On", "oper": "On", "vl-bmap": bitmap}}},
+        "qos": {"TABLE_intf": {"ROW_intf": [{"intf-name": "Ethernet1/1", "in-qos-policy": policy}]}},
+        "ecn": {
+            "TABLE_queuing_interface": {
+                "ROW_queuing_interface": {"if_name_str": "Eth1/1", "TABLE_qosgrp_egress": {"ROW_qosgrp_egress": queues}}
+            }
+        },
+    }
+
+
+def _nxos_qos_problems(outputs: dict[str, object]) -> list[str]:
+    return baseline.switch_problems(outputs, outputs, roce_interfaces=["Ethernet1/1"], platform="nxos", qos_plan=QOS_PLAN)
+
+
+def test_the_qos_in_effect_passes_only_as_the_plan_says_it() -> None:
+    assert _nxos_qos_problems(_nxos_qos()) == []
+    assert _nxos_qos_problems(_nxos_qos(policy="")) == ["qos: Ethernet1/1 runs policy (none), the plan says QOS_CLASSIFY"]
+    assert _nxos_qos_problems(_nxos_qos(bitmap="18")) == ["pfc: Ethernet1/1 pauses priorities 3,4, the plan says 3 only"]
+    assert _nxos_qos_problems(_nxos_qos(bitmap="0")) == ["pfc: Ethernet1/1 pauses priorities none, the plan says 3 only"]
+    assert _nxos_qos_problems(_nxos_qos(low="150")) == [
+        "ecn: Ethernet1/1 traffic class 3 marks ECN from 150000 to 3000000 bytes, the plan says 950000 to 3000000 bytes"
+    ]
+    assert _nxos_qos_problems(_nxos_qos(unit="cells"))[0].startswith("ecn: Ethernet1/1 traffic class 3 marks ECN from -1")
+    # a port the output does not list fails; no plan (rollback.yml) expects nothing
+    assert baseline.switch_problems({}, _nxos_qos(), roce_interfaces=["Ethernet1/2"], platform="nxos", qos_plan=QOS_PLAN) == [
+        "pfc: Ethernet1/2 (missing)",
+        "qos: Ethernet1/2 (missing)",
+        "ecn: Ethernet1/2 (missing)",
+    ]
+    assert baseline.switch_problems({}, _nxos_qos(policy="", bitmap="18"), roce_interfaces=["Ethernet1/1"], platform="nxos") == []
+
+
+def test_eos_reads_the_profile_pfc_priorities_and_ecn_queues_of_each_port() -> None:
+    plan = {**QOS_PLAN, "policy": "ROCE-LOSSLESS"}
+    queue = {"ecnEnabled": True, "minThreshold": 950, "maxThreshold": 3000, "unit": "kbytes"}
+    good = {
+        "pfc": {"interfaceStatuses": {"Ethernet1/1": {"enabled": True, "priorities": [3]}}},
+        "qos": {"interfaces": {"Ethernet1/1": {"serviceProfile": "ROCE-LOSSLESS"}}},
+        "ecn": {"interfaces": {"Ethernet1/1": {"txQueues": {"3": queue}}}},
+    }
+    assert baseline.switch_problems(good, good, roce_interfaces=["Et1/1"], platform="eos", qos_plan=plan) == []
+    extra = {**good, "ecn": {"interfaces": {"Ethernet1/1": {"txQueues": {"3": queue, "1": queue}}}}}
+    assert baseline.switch_problems(good, extra, roce_interfaces=["Et1/1"], platform="eos", qos_plan=plan) == [
+        "ecn: Et1/1 traffic class 1 marks ECN from 950000 to 3000000 bytes, the plan says no ECN there"
+    ]
+    none = {**good, "ecn": {"interfaces": {"Ethernet1/1": {"txQueues": {}}}}}
+    assert baseline.switch_problems(good, none, roce_interfaces=["Et1/1"], platform="eos", qos_plan=plan) == [
+        "ecn: Et1/1 traffic class 3 marks no ECN, the plan says 950000 to 3000000 bytes"
+    ]
+
+
+def test_the_host_vars_carry_the_inventory_s_qos_per_platform() -> None:
+    from fabricgen.configs.ansible import qos_plan
+
+    plan = load_and_plan(EXAMPLES / "pod-mixed").plan
+    assert qos_plan(plan.roce, "nxos") == QOS_PLAN
+    assert qos_plan(plan.roce, "eos") == {**QOS_PLAN, "policy": "ROCE-LOSSLESS"}
+
+
+# --- batches bounded by redundancy and capacity ------------------------------------------------
+
+
+def _hostvars(tmp_path: Path, inventory: str) -> dict[str, dict[str, object]]:
+    """The rendered hosts.yml of `inventory` (YAML text), as Ansible's hostvars: host -> its
+    variables (all.vars included)."""
+    import yaml
+
+    from fabricgen.configs.ansible import ansible_inventory
+
+    (tmp_path / "fabric.yml").write_text(inventory)
+    document = yaml.safe_load(ansible_inventory(load_and_plan(tmp_path).plan, RenderContext())["ansible/hosts.yml"])["all"]
+    hostvars: dict[str, dict[str, object]] = {}
+    for group in document["children"].values():
+        for host, variables in ((group or {}).get("hosts") or {}).items():
+            hostvars[host] = {**document["vars"], **variables}
+    return hostvars
+
+
+def _batches(hosts: list[str], sizes: list[int]) -> list[list[str]]:
+    out, start = [], 0
+    for size in sizes:
+        out.append(hosts[start : start + size])
+        start += size
+    return out
+
+
+def test_a_rail_fabric_never_takes_two_leaves_of_one_scalable_unit_at_once(tmp_path: Path) -> None:
+    # pod-rail: 2 scalable units x 8 rails; each server has a NIC on every rail leaf of its unit
+    # (leaves 1-8 unit 1, 9-16 unit 2). Before: batches of up to 4 leaves of one unit.
+    hostvars = _hostvars(tmp_path, (EXAMPLES / "pod-rail" / "fabric.yml").read_text())
+    leaves = [f"pr1-leaf{i:02d}" for i in range(1, 17)]
+    unit = {leaf: 1 if index < 8 else 2 for index, leaf in enumerate(leaves)}
+    rest = rollout.rollout_order(leaves, leaves, ["pr1-leaf01"], hostvars)
+    batches = _batches(rest, rollout.batch_sizes(rest, hostvars, 0, (5, 25), 20))
+    assert sorted(leaf for batch in batches for leaf in batch) == leaves[1:]
+    assert all(len({unit[leaf] for leaf in batch}) == len(batch) for batch in batches), batches
+    assert max(len(batch) for batch in batches) == 2  # one leaf of each unit at once
+
+
+SIXTEEN_SPINES = """\
+fabric: {name: p16, description: a 16-spine pod, transport: roce}
+spines: {count: 16, model: arista-7060x6-64pe, platform: eos, name: "p16-spine{index:02d}"}
+leaves: {count: 4, model: arista-7060x6-64pe, platform: eos, name: "p16-leaf{index:02d}"}
+uplinks: {per_spine: 1, speed: 400G}
+servers: {per_leaf: 8, ports_per_server: 2, speed: 400G}
+addressing: {loopbacks: 10.20.0.0/24, fabric: 10.21.0.0/22, servers: 10.22.0.0/16, management: 192.168.20.0/24}
+bgp: {spine_asn: 65000, leaf_asn: 65101}
+oversubscription: {max_ratio: "%s", during_change: true}
+"""
+
+
+def test_a_16_spine_pod_holds_its_max_ratio_whatever_fabricgen_at_once_allows(tmp_path: Path) -> None:
+    # Each leaf: 16 x 400G up (one per spine), 8 servers x 2 x 400G = 6400 Gbps down. At
+    # max_ratio 1.1 a leaf needs 6400 / 1.1 = 5818 Gbps: 15 spines (6000) suffice, 14 (5600)
+    # do not, so even without a per-pod limit (fabricgen_at_once 0) spines go one at a time.
+    hostvars = _hostvars(tmp_path, SIXTEEN_SPINES % "1.1")
+    spines = [f"p16-spine{i:02d}" for i in range(2, 17)]
+    assert rollout.batch_sizes(spines, {}, 0, (5, 25), 20) == [1, 1, 4, 4, 4, 1]  # without the figures
+    assert rollout.batch_sizes(spines, hostvars, 0, (5, 25), 20) == [1] * 15
+    # At 1.5 a leaf needs 4267 Gbps: 5 spines may go at once (4400 left), 6 may not (4000).
+    (tmp_path / "wide").mkdir()
+    wide = _hostvars(tmp_path / "wide", SIXTEEN_SPINES % "1.5")
+    assert max(rollout.batch_sizes(spines, wide, 0, (5, 50), 20)) == 5
+    assert rollout.capacity_problems(spines, wide) == []
+
+
+def test_a_max_ratio_that_forbids_two_spines_splits_the_batch_and_one_that_forbids_one_refuses(tmp_path: Path) -> None:
+    # 4 spines, 2 x 400G to each: a leaf has 3200 Gbps up and 3200 down (8 servers x 400G).
+    # max_ratio 1.4: it needs 2286; one spine down leaves 2400, two leave 1600.
+    four = (
+        SIXTEEN_SPINES.replace("count: 16", "count: 4")
+        .replace("per_spine: 1", "per_spine: 2")
+        .replace("ports_per_server: 2", "ports_per_server: 1")
+    )
+    hostvars = _hostvars(tmp_path, four % "1.4")
+    spines = [f"p16-spine{i:02d}" for i in range(1, 5)]
+    assert rollout.batch_sizes(spines, hostvars, 0, (50,), 20) == [1, 1, 1, 1]
+    assert rollout.capacity_breaks(spines[:2], hostvars)[0] == (
+        "p16-leaf01 keeps 1600 of 3200 Gbps uplink, below its 3200 Gbps downlink / max_ratio 1.4 = 2286 Gbps"
+    )
+    # 1:1 (non-blocking) held during the change: no spine can go down; the pre-flight names each.
+    (tmp_path / "strict").mkdir()
+    strict = _hostvars(tmp_path / "strict", four % "1:1")
+    problems = rollout.capacity_problems(spines, strict)
+    assert len(problems) == 4 and problems[0].startswith("p16-spine01 cannot go down in this window: p16-leaf01 keeps 2400 of 3200")
+    # without during_change nothing is bounded nor refused
+    (tmp_path / "off").mkdir()
+    off = _hostvars(tmp_path / "off", four.replace("during_change: true", "during_change: false") % "1:1")
+    assert rollout.capacity_problems(spines, off) == [] and rollout.batch_sizes(spines, off, 0, (50,), 20) == [1, 2, 1]

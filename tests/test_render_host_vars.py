@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from fabricgen.configs.ansible import _host_vars, _host_vars_text
+from fabricgen.configs.ansible import _host_vars, _host_vars_text, qos_plan
 from fabricgen.render.yamlemit import yaml_text
 from tests.render_cases import inventory_ids, rendered
 
@@ -18,9 +18,10 @@ def test_direct_host_vars_equal_the_general_writer(inventory: str) -> None:
     for device in plan.devices:
         if f"ansible/host_vars/{device.name}.yml" not in files:
             continue
-        text = _host_vars_text(device)
+        qos = qos_plan(plan.roce, device.platform) if any(i.roce for i in device.interfaces) else {}
+        text = _host_vars_text(device, None, qos)
         assert text is not None, f"{device.name}: plan names need no general writer"
-        assert text == yaml_text(_host_vars(device), width=200)
+        assert text == yaml_text(_host_vars(device, qos), width=200)
         assert files[f"ansible/host_vars/{device.name}.yml"].endswith(text)
         checked += 1
     assert checked > 0

@@ -49,6 +49,13 @@ def test_qos_matches_the_policy(inventory: str, name: str) -> None:
         _check_nxos(plan, plan.roce, device, get_hconfig(Platform.CISCO_NXOS, text))
 
 
+def _eos_seconds(ms: int, step_ms: int) -> str:
+    """An asked timer as EOS takes it: seconds with two decimals for timeout and recovery-time
+    (10 ms steps), three for polling-interval (AVD `priority_flow_control.watchdog` schema);
+    nearest step, halves up (docs/render.md, "PFC watchdog per platform")."""
+    return f"{(ms + step_ms // 2) // step_ms * step_ms / 1000:g}"
+
+
 def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) -> None:
     prio, cnp = roce.no_drop_priority, roce.cnp_traffic_class["eos"]
     top = _lines(config)
@@ -63,9 +70,9 @@ def _check_eos(plan: Plan, roce: RocePolicy, device: Device, config: HConfig) ->
     ]
     assert ("priority-flow-control pause watchdog" in lines) == roce.pfc_watchdog
     if roce.pfc_watchdog:
-        assert f"priority-flow-control pause watchdog default timeout {roce.watchdog_timeout_ms / 1000:g}" in top
-        assert f"priority-flow-control pause watchdog default recovery-time {roce.watchdog_recovery_ms / 1000:g}" in top
-        assert f"priority-flow-control pause watchdog default polling-interval {roce.watchdog_polling_ms / 1000:g}" in top
+        assert f"priority-flow-control pause watchdog default timeout {_eos_seconds(roce.watchdog_timeout_ms, 10)}" in top
+        assert f"priority-flow-control pause watchdog default recovery-time {_eos_seconds(roce.watchdog_recovery_ms, 10)}" in top
+        assert f"priority-flow-control pause watchdog default polling-interval {_eos_seconds(roce.watchdog_polling_ms, 1)}" in top
     family = next(m.queue_family for m in plan.models if m.name == device.model)
     keyword = {"trident": "uc-tx-queue", "jericho": "tx-queue"}[family]
     data_queue = _lines(_child(profile, f"{keyword} {prio}"))

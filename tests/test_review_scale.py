@@ -93,7 +93,8 @@ def _git(root: Path, *args: str) -> str:
 
 
 def test_gitattributes_mark_generated_bulk_by_pattern(tmp_path: Path) -> None:
-    """Checked with git itself: whatever shape plan.json takes, it stays collapsed and diff-less."""
+    """Checked with git itself: whatever shape the plan's JSON takes (plan/ fragments today, one plan.json
+    before), it stays collapsed and diff-less."""
     plan = example_plan("pod-roce-400g")
     out = tmp_path / "build" / "pod1"
     out.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Rendering at scale: `-j N` gives the same bytes as `-j 1`; the fast paths (orjson plan.json,
+"""Rendering at scale: `-j N` gives the same bytes as `-j 1`; the fast paths (orjson for the plan fragments under plan/,
 tidy's scan) give the same text as the plain implementations; breakouts and parallel links
 work on every tier of the three-tier example."""
 

@@ -132,3 +132,26 @@ def test_the_standins_answer_in_the_real_shape(platform: str, command: str, fixt
     else:
         sessions = registry.driver(platform).bgp_sessions(answer)
         assert {a: (s.state, s.prefixes) for a, s in sessions.items()} == {"10.21.0.0": ("Established", 2), "10.21.0.4": ("Active", 0)}
+
+
+# --- the NX-OS stand-in refuses a replace file that is not a complete running config ----------
+
+
+def test_the_nxos_standin_refuses_a_partial_replace_file_before_and_at_the_replace() -> None:
+    from tests.standins.device_api import CommandError
+
+    device = StandinDevice("lab1-leaf01", "nxos", neighbors=[], fabric_interfaces=[], roce_interfaces=[])
+    api = NxosApi(device)
+    full = device.running.replace("hostname lab1-leaf01\n", "hostname lab1-leaf01\ninterface Ethernet1/1\n  mtu 9216\n")
+    device.bootflash["full.cfg"] = full
+    assert "interface Ethernet1/1" in api.run("configure replace bootflash:full.cfg show-patch")
+    # the rendered file alone (no version line, no boot variable): refused, nothing changes
+    device.bootflash["partial.cfg"] = "hostname lab1-leaf01\ninterface Ethernet1/1\n  mtu 9216\n"
+    for command in ("configure replace bootflash:partial.cfg show-patch", "configure replace bootflash:partial.cfg commit-timeout 600"):
+        with pytest.raises(CommandError, match=r"is not a complete running configuration \(no a 'version' line, no 'boot nxos "):
+            api.run(command)
+    assert device.pending is None and not device.changed
+    device.bootflash["noboot.cfg"] = "\n".join(line for line in full.splitlines() if not line.startswith("boot "))
+    with pytest.raises(CommandError, match=r"\(no 'boot nxos bootflash:/nxos64-cs.10.4.3.F.bin'\)"):
+        api.run("configure replace bootflash:noboot.cfg commit-timeout 600")
+    assert api.run("configure replace bootflash:full.cfg commit-timeout 600").startswith("Configure replace completed")

@@ -116,6 +116,7 @@ class _Fabric:
     """Switches under `drain:` (`passes/drain.py`)."""
 
 
+# long: the passes in order, then the one Plan constructor call with a keyword per plan field.
 def _build_plan(inputs: Inputs) -> Plan:
     source, transport, routed = inputs.source, inputs.fabric.transport, inputs.routed
     catalog = models_for(dict(inputs.models))
@@ -178,6 +179,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         pools=pool_usage(addressing, PoolTally.merge((device_tally, leaf_spine.tally, attached.tally, spine_superspine.tally)), routed),
         oversubscription=oversubscription,
         max_oversubscription=inputs.max_oversubscription,
+        ratio_during_change=inputs.ratio_during_change,
         models=models,
         platforms=tuple(all_platforms[p] for p in sorted({n.platform.name for n in tiers.everything})),
         warnings=tuple(warnings),
@@ -296,23 +298,24 @@ def _wire(
     spine j of every pod to super-spine plane j."""
     asn = {name: a.asn for name, a in addresses.items()}
     spines_by_pod, superspines_by_plane = _by_group(tiers.spines, "pod"), _by_group(tiers.superspines, "plane")
-    leaf_spine = connect(
-        tiers.leaves,
-        lambda leaf: spines_by_pod.get(leaf.pod, ()),
-        _stage("leaf-spine", speeds.uplink, uplinks.per_spine, tiers.spines, lengths, pools, routed, uplinks.first_port or 0),
-        offset=lambda leaf: layout.leaf_uplinks(leaf.pod, leaf.index),
-        position=lambda leaf: leaf.index,
-        asn=asn,
-        mtu=mtu,
+    stages = (  # (lower tier, its uppers, stage, where its uplinks start, its place on an upper)
+        (
+            tiers.leaves,
+            lambda leaf: spines_by_pod.get(leaf.pod, ()),
+            _stage("leaf-spine", speeds.uplink, uplinks.per_spine, tiers.spines, lengths, pools, routed, uplinks.first_port or 0),
+            lambda leaf: layout.leaf_uplinks(leaf.pod, leaf.index),
+            lambda leaf: leaf.index,
+        ),
+        (
+            tiers.spines,
+            lambda spine: superspines_by_plane.get(spine.index, ()),
+            _stage("spine-superspine", speeds.superspine, per_superspine, tiers.superspines, lengths, pools, routed),
+            lambda spine: layout.spine_uplinks(spine.pod, spine.index),
+            lambda spine: spine.pod,
+        ),
     )
-    spine_superspine = connect(
-        tiers.spines,
-        lambda spine: superspines_by_plane.get(spine.index, ()),
-        _stage("spine-superspine", speeds.superspine, per_superspine, tiers.superspines, lengths, pools, routed),
-        offset=lambda spine: layout.spine_uplinks(spine.pod, spine.index),
-        position=lambda spine: spine.pod,
-        asn=asn,
-        mtu=mtu,
+    leaf_spine, spine_superspine = (
+        connect(lower, above, stage, offset=offset, position=position, asn=asn, mtu=mtu) for lower, above, stage, offset, position in stages
     )
     return leaf_spine, spine_superspine
 

@@ -298,6 +298,8 @@ class Inputs:
     guids: Mapping[str, GuidPin]
     models: Mapping[str, Any]
     jobs: Mapping[str, Mapping[str, Any]]
+    ratio_during_change: bool = False
+    """`oversubscription.during_change`: the change window's batches hold `max_ratio` too."""
     drain: tuple[DrainInput, ...] = ()
     """Switches drained in the plan: `drain:` entries, then `--drain` names (docs/drain.md)."""
     drain_max_ratio: float = 1.5
@@ -326,6 +328,7 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         bgp=_bgp(doc["bgp"]),
         roce=_roce(doc["roce"]),
         max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
+        ratio_during_change=bool(doc["oversubscription"]["during_change"]),
         cabling=_cabling(doc["cabling"]),
         services=_services(doc["services"]),
         subnet_managers=tuple(_subnet_manager(sm, i) for i, sm in enumerate(doc.get("subnet_managers", []))),

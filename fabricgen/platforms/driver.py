@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fabricgen.platforms.sections import Section, split_sections
+
 
 @dataclass(frozen=True, slots=True)
 class Session:
@@ -62,6 +64,27 @@ class Driver(Protocol):
         """Per-port PFC: short interface name -> PFC on."""
         ...
 
+    def pfc_priorities(self, pfc: Mapping[str, Any]) -> dict[str, frozenset[int]]:
+        """The `pfc` check's output: short interface name -> the priorities PFC pauses (none
+        when PFC is off on the port)."""
+        ...
+
+    def qos_policies(self, output: Mapping[str, Any]) -> dict[str, str]:
+        """The `qos` check's output: short interface name -> the QoS policy the port runs (EOS
+        its `service-profile`, NX-OS its input `service-policy type qos`), "" when none."""
+        ...
+
+    def ecn_thresholds(self, output: Mapping[str, Any]) -> dict[str, dict[int, tuple[int, int]]]:
+        """The `ecn` check's output: short interface name -> {traffic class that marks ECN:
+        (minimum, maximum threshold in bytes)}."""
+        ...
+
+    def bgp_identity(self, config: str) -> dict[str, tuple[str, str]]:
+        """A config's `router bgp`: neighbor address -> (local AS, remote AS), with what the
+        neighbor inherits (EOS peer group, NX-OS peer template) applied. Read from the running
+        and the staged config to find the sessions a change makes two-ended."""
+        ...
+
     def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
         """`show lldp neighbors`: local short interface name -> (neighbor host, its short port)."""
         ...
@@ -71,7 +94,7 @@ class Driver(Protocol):
         ...
 
     def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
-        """Per check (`bgp`, `bfd`, `interfaces`, `lldp`, `pfc`, `errors`, `watchdog`), the top-level
+        """Per check (`bgp`, `bfd`, `interfaces`, `lldp`, `pfc`, `qos`, `ecn`, `errors`, `watchdog`), the top-level
         keys of the outputs this platform answers with: an output with none of them is not
         understood, and the check fails rather than pass on an empty parse."""
         ...
@@ -110,6 +133,31 @@ def as_int(value: Any) -> int:
         return int(value)
     except (TypeError, ValueError):
         return 0
+
+
+UNIT_BYTES = {"bytes": 1, "kbytes": 1000, "mbytes": 1000 * 1000}
+"""Queue threshold units as the switches print them, in bytes (1 KB = 1000 bytes, as the plan's
+`ecn_min` / `ecn_max` texts are written)."""
+
+
+def threshold_bytes(value: Any, unit: Any) -> int:
+    """A queue threshold in bytes; -1 for a unit this project does not know (never equal to a
+    planned value, so the check fails rather than guess).
+
+    >>> threshold_bytes("950", "kbytes"), threshold_bytes(150, "KBytes"), threshold_bytes(1, "cells")
+    (950000, 150000, -1)
+    """
+    factor = UNIT_BYTES.get(str(unit).strip().lower())
+    return as_int(value) * factor if factor else -1
+
+
+NEIGHBOR_ADDRESS = re.compile(r"^[0-9a-fA-F:.]+$")
+"""A `neighbor` that is an address, not a peer group or template name."""
+
+
+def bgp_section(config: str) -> Section | None:
+    """The `router bgp <asn>` section of a config (running or staged), if it has one."""
+    return next((s for s in split_sections(config) if s.head.startswith("router bgp ")), None)
 
 
 def host_part(name: Any) -> str:

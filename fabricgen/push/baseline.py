@@ -7,7 +7,8 @@ the far end has not landed yet; a planned session must be Established when its f
 already on the new config; every Established session carries at least one prefix; LLDP
 neighbors on planned links are the planned ones (and none seen before went away); fabric
 interfaces up before stay up (a GPU server rebooting on a host port is not the change's fault);
-PFC is on on every RoCE port; PFC watchdog drops and interface errors grow no faster than their
+every RoCE port runs the plan's QoS policy, PFC on the plan's no-drop priority and on no other,
+and ECN marking on exactly the plan's queues at the plan's thresholds; PFC watchdog drops and interface errors grow no faster than their
 threshold over the check window. One dead optic that was already dead does not block.
 
 Outputs are read by the driver of the host's platform (`fabricgen/platforms/<os>/driver.py`,
@@ -49,6 +50,9 @@ class Expectation:
     """Seconds between the baseline and this reading: counters are judged by rate."""
     counter_rates: Mapping[str, float] = field(default_factory=lambda: dict(COUNTER_RATES))
     counter_keys: str = r"(?i)(drop|discard|err|fcs|crc|stuck)"
+    qos_plan: Mapping[str, Any] = field(default_factory=dict)
+    """What the plan says every RoCE port runs (host_vars `fabricgen_qos_plan`): `policy`,
+    `pfc_priorities`, `ecn` (traffic class, minimum and maximum bytes). Empty: no QoS expectation."""
 
 
 EMPTY_MEANS_NONE = frozenset({"bfd"})
@@ -129,12 +133,66 @@ def lldp_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[str,
 
 
 def pfc_problems(driver: Driver, after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    """PFC on on every RoCE port and, when the plan says which, on its no-drop priorities only
+    (a second paused priority can deadlock the fabric; a missing one drops RoCE)."""
     states = driver.pfc_states(after)
-    return [
+    problems = [
         f"pfc: {name} ({'missing' if short_interface(name) not in states else 'PFC off'})"
         for name in expect.roce_interfaces
         if not states.get(short_interface(name), False)
     ]
+    if "pfc_priorities" not in expect.qos_plan:
+        return problems
+    planned = frozenset(int(p) for p in expect.qos_plan["pfc_priorities"])
+    seen = driver.pfc_priorities(after)
+    for name in expect.roce_interfaces:
+        found = seen.get(short_interface(name))
+        if states.get(short_interface(name), False) and found != planned:
+            problems.append(f"pfc: {name} pauses priorities {_listed(found or ())}, the plan says {_listed(planned)} only")
+    return problems
+
+
+def _listed(values: Iterable[int]) -> str:
+    return ",".join(str(v) for v in sorted(values)) or "none"
+
+
+def qos_problems(driver: Driver, after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    """Every RoCE port runs the plan's QoS policy (a port that lost its service-policy
+    classifies RoCE as best effort: no PFC, no ECN for it)."""
+    planned = str(expect.qos_plan.get("policy", ""))
+    if not planned:
+        return []
+    policies = driver.qos_policies(after)
+    problems = []
+    for name in expect.roce_interfaces:
+        found = policies.get(short_interface(name))
+        if found is None:
+            problems.append(f"qos: {name} (missing)")
+        elif found != planned:
+            problems.append(f"qos: {name} runs policy {found or '(none)'}, the plan says {planned}")
+    return problems
+
+
+def ecn_problems(driver: Driver, after: Mapping[str, Any], expect: Expectation) -> list[str]:
+    """Every RoCE port marks ECN on exactly the plan's traffic classes, at its thresholds in bytes."""
+    if "ecn" not in expect.qos_plan:
+        return []
+    planned = {int(e["traffic_class"]): (int(e["min_bytes"]), int(e["max_bytes"])) for e in expect.qos_plan["ecn"]}
+    thresholds = driver.ecn_thresholds(after)
+    problems = []
+    for name in expect.roce_interfaces:
+        found = thresholds.get(short_interface(name))
+        if found is None:
+            problems.append(f"ecn: {name} (missing)")
+            continue
+        for tc in sorted(set(planned) | set(found)):
+            want, got = planned.get(tc), found.get(tc)
+            if want == got:
+                continue
+            said = f"the plan says {want[0]} to {want[1]} bytes" if want else "the plan says no ECN there"
+            marks = f"marks ECN from {got[0]} to {got[1]} bytes" if got else "marks no ECN"
+            problems.append(f"ecn: {name} traffic class {tc} {marks}, {said}")
+    return problems
 
 
 def counter_problems(driver: Driver, check: str, before: Any, after: Any, expect: Expectation) -> list[str]:
@@ -149,7 +207,9 @@ def counter_problems(driver: Driver, check: str, before: Any, after: Any, expect
     ]
 
 
-_CHECKS = ("bgp", "bfd", "interfaces", "lldp", "pfc", "errors", "watchdog")
+_CHECKS = ("bgp", "bfd", "interfaces", "lldp", "pfc", "qos", "ecn", "errors", "watchdog")
+_STATE_CHECKS = {"pfc": pfc_problems, "qos": qos_problems, "ecn": ecn_problems}
+"""Checks of the state after the change against the plan alone (no baseline needed)."""
 
 
 def bfd_problems(driver: Driver, before: Any, after: Any, expect: Expectation) -> list[str]:
@@ -192,8 +252,8 @@ def baseline_problems(driver: Driver, before: Mapping[str, Any], after: Mapping[
             problems += interface_problems(driver, before.get("interfaces") or empty, after["interfaces"], expect)
         elif check == "lldp":
             problems += lldp_problems(driver, before.get("lldp") or empty, after["lldp"], expect)
-        elif check == "pfc":
-            problems += pfc_problems(driver, after["pfc"], expect)
+        elif check in _STATE_CHECKS:
+            problems += _STATE_CHECKS[check](driver, after[check], expect)
         else:
             problems += counter_problems(driver, check, before.get(check) or empty, after[check], expect)
     return problems
@@ -212,6 +272,7 @@ def switch_problems(
     counter_rates: Mapping[str, float] | None = None,
     *,
     platform: str,
+    qos_plan: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """The Ansible filter: plain arguments in, problems out (see `baseline_problems`).
     `platform`: the host's `ansible_network_os` (or fabricgen platform name), which picks the
@@ -225,6 +286,7 @@ def switch_problems(
         frozenset(two_ended or ()),
         float(elapsed or 0.0),
         {**COUNTER_RATES, **{str(k): float(v) for k, v in (counter_rates or {}).items()}},
+        qos_plan=dict(qos_plan or {}),
     )
     return baseline_problems(registry.driver(platform), before or {}, after or {}, expect)
 

@@ -51,6 +51,7 @@ def ansible_filters() -> dict[str, Any]:
             "fabricgen_two_ended_sessions": two_ended_sessions,
             "fabricgen_rollout_plan": rollout.rollout_plan,
             "fabricgen_batch_sizes": rollout.batch_sizes,
+            "fabricgen_capacity_problems": rollout.capacity_problems,
             "fabricgen_unknown_tiers": rollout.unknown_tiers,
             "fabricgen_restore_order": rollout.restore_order,
             "fabricgen_serial_steps": rollout.serial_steps,

@@ -6,8 +6,12 @@ something to change (a canary with an empty diff proves nothing). The rest go in
 start small and grow (1, a few percent, a larger share) under a cap, and never take more than
 `per_group` switches of one pod or plane at once: by default one spine at a time and one
 super-spine per plane, so a bad change that slips through the canaries costs a leaf one uplink
-share, never a quarter of the fabric. Hosts carry `fabricgen_model` and
-`fabricgen_redundancy_group` (pod or plane) in the rendered inventory.
+share, never a quarter of the fabric. Nor more than one leaf of a rail group (leaves sharing
+servers), nor, when the inventory holds its oversubscription during changes, switches whose
+absence leaves a switch below with less uplink than its downlink / max_ratio (a switch that
+alone would is refused at the pre-flight). Hosts carry `fabricgen_model`,
+`fabricgen_redundancy_group` (pod or plane) and those figures in the rendered inventory
+(`configs/rollout_bounds.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ def _kind(host: str, hostvars: Mapping[str, Any]) -> tuple[str, str]:
 def _group(host: str, hostvars: Mapping[str, Any]) -> str:
     """The switch's redundancy group: its pod (spines, leaves) or plane (super-spines)."""
     return str((hostvars.get(host) or {}).get("fabricgen_redundancy_group", ""))
+
+
+def _rail(host: str, hostvars: Mapping[str, Any]) -> str:
+    """The leaf's rail group (leaves that share servers), "" for a switch in none."""
+    return str((hostvars.get(host) or {}).get("fabricgen_rail_group", ""))
 
 
 def canaries(hosts: Sequence[str], changing: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
@@ -47,18 +56,19 @@ def canaries(hosts: Sequence[str], changing: Iterable[str], hostvars: Mapping[st
 
 
 def rollout_order(hosts: Sequence[str], changing: Iterable[str], skip: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
-    """A tier's changing hosts not in `skip`, interleaved over their redundancy groups (one of
-    each pod or plane in turn), so a batch spreads over groups instead of emptying one.
+    """A tier's changing hosts not in `skip`, interleaved over their redundancy groups and rail
+    groups (one of each pod or plane, and of each set of leaves sharing servers, in turn), so a
+    batch spreads over groups instead of emptying one.
 
     >>> hv = {h: {"fabricgen_redundancy_group": h[0]} for h in ("a1", "a2", "b1", "b2")}
     >>> rollout_order(["a1", "a2", "b1", "b2"], ["a1", "a2", "b1", "b2"], ["a1"], hv)
     ['a2', 'b1', 'b2']
     """
     wanted, skipped = set(changing), set(skip)
-    queues: dict[str, list[str]] = {}
+    queues: dict[tuple[str, str], list[str]] = {}
     for host in hosts:
         if host in wanted and host not in skipped:
-            queues.setdefault(_group(host, hostvars), []).append(host)
+            queues.setdefault((_group(host, hostvars), _rail(host, hostvars)), []).append(host)
     order = []
     while any(queues.values()):
         for queue in queues.values():
@@ -71,8 +81,10 @@ def batch_sizes(
     hosts: Sequence[str], hostvars: Mapping[str, Any], per_group: int, percents: Sequence[float] = (5, 25), cap: int = 20
 ) -> list[int]:
     """Ansible `serial` for a tier's rollout group, in its order: batches grow (1, then each
-    percentage of the tier, at most `cap`) and never hold more than `per_group` switches of one
-    pod or plane (0: no per-group limit). Covers every host exactly.
+    percentage of the tier, at most `cap`) and end early at the first switch that would break
+    redundancy (`_joins`): more than `per_group` switches of one pod or plane (0: no such
+    limit), a second leaf of one rail group, or a switch below losing more uplink than the
+    inventory's `oversubscription.during_change` allows. Covers every host exactly.
 
     >>> hv = {f"s{i:02d}": {"fabricgen_redundancy_group": "pod1"} for i in range(16)}
     >>> batch_sizes(sorted(hv), hv, 1)
@@ -85,17 +97,64 @@ def batch_sizes(
     index = 0
     while index < len(hosts):
         target = steps[min(len(sizes), len(steps) - 1)]
-        taken: dict[str, int] = {}
-        size = 0
-        while index + size < len(hosts) and size < target:
-            group = _group(hosts[index + size], hostvars)
-            if per_group and taken.get(group, 0) >= per_group:
-                break
-            taken[group] = taken.get(group, 0) + 1
-            size += 1
-        sizes.append(size)
-        index += size
+        batch = [hosts[index]]
+        while index + len(batch) < len(hosts) and len(batch) < target and _joins(batch, hosts[index + len(batch)], hostvars, per_group):
+            batch.append(hosts[index + len(batch)])
+        sizes.append(len(batch))
+        index += len(batch)
     return sizes or [1]
+
+
+def _joins(batch: Sequence[str], host: str, hostvars: Mapping[str, Any], per_group: int) -> bool:
+    """Whether `host` may go down together with `batch`."""
+    group = _group(host, hostvars)
+    if per_group and sum(1 for member in batch if _group(member, hostvars) == group) >= per_group:
+        return False
+    rail = _rail(host, hostvars)
+    if rail and any(_rail(member, hostvars) == rail for member in batch):
+        return False
+    return not capacity_breaks([*batch, host], hostvars)
+
+
+def capacity_breaks(batch: Sequence[str], hostvars: Mapping[str, Any]) -> list[str]:
+    """Switches below `batch` left with less uplink than downlink / max_ratio while it is down
+    (the rendered inventory carries these figures only with `oversubscription.during_change`).
+
+    >>> hv = {"s1": {"fabricgen_below_gbps": {"l1": 800}}, "s2": {"fabricgen_below_gbps": {"l1": 800}},
+    ...       "l1": {"fabricgen_downlink_gbps": 3200, "fabricgen_uplink_gbps": 3200, "fabricgen_max_ratio": 1.5}}
+    >>> capacity_breaks(["s1"], hv)
+    []
+    >>> capacity_breaks(["s1", "s2"], hv)
+    ['l1 keeps 1600 of 3200 Gbps uplink, below its 3200 Gbps downlink / max_ratio 1.5 = 2133 Gbps']
+    """
+    lost: dict[str, int] = {}
+    for member in batch:
+        for below, gbps in ((hostvars.get(member) or {}).get("fabricgen_below_gbps") or {}).items():
+            lost[str(below)] = lost.get(str(below), 0) + int(gbps)
+    problems = []
+    for below, gbps in sorted(lost.items()):
+        facts = hostvars.get(below) or {}
+        ratio = float(facts.get("fabricgen_max_ratio") or 0)
+        if not ratio or "fabricgen_uplink_gbps" not in facts:
+            continue
+        down, up = int(facts["fabricgen_downlink_gbps"]), int(facts["fabricgen_uplink_gbps"])
+        if (up - gbps) * ratio + 1e-9 < down:
+            problems.append(
+                f"{below} keeps {up - gbps} of {up} Gbps uplink, below its {down} Gbps downlink / max_ratio {ratio:g} = {down / ratio:.0f} Gbps"
+            )
+    return problems
+
+
+def capacity_problems(hosts: Sequence[str], hostvars: Mapping[str, Any]) -> list[str]:
+    """Switches that alone, in a batch of one, break `oversubscription.during_change`: no batch
+    can take them down in this window, so the run stops at the pre-flight, naming them.
+
+    >>> hv = {"s1": {"fabricgen_below_gbps": {"l1": 1600}},
+    ...       "l1": {"fabricgen_downlink_gbps": 3200, "fabricgen_uplink_gbps": 3200, "fabricgen_max_ratio": 1}}
+    >>> capacity_problems(["s1"], hv)
+    ['s1 cannot go down in this window: l1 keeps 1600 of 3200 Gbps uplink, below its 3200 Gbps downlink / max_ratio 1 = 3200 Gbps']
+    """
+    return [f"{host} cannot go down in this window: {'; '.join(breaks)}" for host in hosts if (breaks := capacity_breaks([host], hostvars))]
 
 
 def rollout_plan(

@@ -16,6 +16,10 @@ It does not agree with whatever it is told:
   config, so a push that removes the login user locks the test out;
 - it has a clock (`StandinClock`, advanced by the test): an unconfirmed commit timer or
   commit-timeout expires and the previous config returns, also when the controller is gone;
+- it refuses an NX-OS `configure replace` file that is not a complete running configuration
+  (`NxosApi._full_config`: no `version` / `hostname` line, or a `boot` line of its running
+  config missing), and a checkpoint path without its filesystem;
+- its PFC, QoS policy and ECN answers are derived from the config it holds (qos_state.py);
 - its BGP / LLDP / interface answers come from a pluggable routing-state source
   (`RoutingState`). The default (`ConfigRouting`) reads every device's committed config with the
   vendors' own parsers (tests/standins/parsers.py) and the cabling plan: a session is
@@ -38,6 +42,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
+from tests.standins.qos_state import port_qos
+
 # What a switch carries before fabricgen's first push: the login users, the API the playbooks
 # use, the lines a full replace must keep. Cleartext `secret 0` so the stand-in can check them.
 INITIAL_CONFIGS = {
@@ -48,7 +54,7 @@ INITIAL_CONFIGS = {
         "management api http-commands\n   no shutdown\n"
     ),
     "nxos": (
-        "hostname {name}\n! stand-in initial config\nfeature nxapi\nusername admin password 0 factory role network-admin\n"
+        "!Command: show running-config\nversion 10.4(3) Bios:version 05.47\nhostname {name}\n! stand-in initial config\nfeature nxapi\nusername admin password 0 factory role network-admin\n"
         "username standin password 0 standin role network-admin\nboot nxos bootflash:/nxos64-cs.10.4.3.F.bin\ncopp profile strict\n"
         "tacacs-server host 192.168.20.9 key 7 Tq7-tacacs\nsnmp-server community Sn9-community group network-operator\n"
     ),
@@ -206,29 +212,6 @@ class StandinDevice:
         return found
 
 
-def pfc_ports(platform: str, running: str) -> dict[str, bool]:
-    """{interface: PFC on} as the config the stand-in holds says it, never a fixed answer: EOS
-    `priority-flow-control on` on the interface or in the `qos profile` its `service-profile`
-    names; NX-OS `priority-flow-control mode on` on the interface."""
-    sections: dict[str, list[str]] = {}
-    head = ""
-    for line in running.splitlines():
-        if line and not line[0].isspace():
-            head = line.strip()
-            sections[head] = []
-        elif head and line.strip():
-            sections[head].append(line.strip())
-    profiles = {h.split()[2]: "priority-flow-control on" in c for h, c in sections.items() if h.startswith("qos profile ")}
-    ports = {}
-    for head, children in sections.items():
-        if not re.match(r"interface (Ethernet|Eth)\S+$", head):
-            continue
-        profile = next((c.split()[1] for c in children if c.startswith("service-profile ")), "")
-        own = "priority-flow-control on" in children if platform == "eos" else "priority-flow-control mode on" in children
-        ports[head.split()[1]] = own or profiles.get(profile, False)
-    return ports
-
-
 def _config_text(lines: Iterable[str]) -> str:
     return "".join(f"{line}\n" for line in lines)
 
@@ -371,8 +354,8 @@ class EosApi:
                 for a, (st, _, _) in device.bgp_sessions().items()
             }
             return {"vrfs": {"default": {"ipv4Neighbors": peers if bfd else {}, "ipv6Neighbors": {}}}}
-        if command == "show priority-flow-control":  # INVENTED shape (no public capture found): docs/deploy.md
-            return {"interfaceStatuses": {name: {"enabled": on} for name, on in pfc_ports("eos", device.running).items()}}
+        if command.startswith(("show priority-flow-control", "show qos interfaces")) and "counters" not in command:
+            return _eos_qos(command, device.running)
         if command == "show interfaces counters errors":
             counts = device.error_counters()
             return {"interfaceErrorCounters": {n: {"fcsErrors": c, "inErrors": c, "outErrors": 0} for n, c in counts.items()}}
@@ -409,6 +392,7 @@ class NxosApi:
             return hashlib.md5(self._file(match.group(1)).encode()).hexdigest() + "\n"
         match = re.fullmatch(r"configure replace bootflash:(\S+) show-patch", command)
         if match:
+            self._full_config(match.group(1))
             candidate = _strip_config(self._file(match.group(1)))
             current = _strip_config(device.running)
             patch = [f"no {line.strip()}" for line in current if line not in candidate] + [
@@ -426,6 +410,7 @@ class NxosApi:
             return ""
         match = re.fullmatch(r"configure replace bootflash:(\S+) commit-timeout (\d+)", command)
         if match:
+            self._full_config(match.group(1))
             device.commit_pending("replace", device.running, int(match.group(2)))
             device.running = _config_text(_strip_config(self._file(match.group(1))))
             device.record("commit-timer", f"{match.group(1)} {match.group(2)}")
@@ -477,16 +462,100 @@ class NxosApi:
         if command == "show interface brief":
             states = device.routing.interfaces(device) if device.routing else {n: "up" for n in device.fabric_interfaces}
             return {"TABLE_interface": {"ROW_interface": [{"interface": n, "state": st} for n, st in states.items()]}}
-        if command == "show interface priority-flow-control":  # INVENTED shape (no public capture found): docs/deploy.md
-            ports = pfc_ports("nxos", device.running)
-            rows = [{"intf-name": n, "mode": "On" if on else "Off", "oper": "On" if on else "Off"} for n, on in ports.items()]
-            return {"TABLE_entry": {"ROW_entry": rows}}
+        if command in ("show interface priority-flow-control", "show policy-map interface brief", "show queuing interface"):
+            return _nxos_qos(command, device.running)
         raise CommandError(f"% Invalid command: {command}")
+
+    def _full_config(self, name: str) -> None:
+        """Refuse a replace file that is not a complete running configuration. Cisco's guide
+        ("Performing Configuration Replace", Nexus 9000 NX-OS System Management Configuration
+        Guide) says the file must be a valid running configuration taken from the device, not a
+        partial one; it does not say how a device detects one. The stand-in's rule (its own, not
+        NX-OS's): the file has the `version` and `hostname` lines every running-config starts
+        with, and every `boot` line the running config has (a replace would otherwise remove the
+        boot variables). The message is the stand-in's own wording, not the device's."""
+        lines = {line.strip() for line in self._file(name).splitlines()}
+        missing = [
+            what
+            for what, present in (
+                ("a 'version' line", any(line.startswith("version ") for line in lines)),
+                ("a 'hostname' line", any(line.startswith("hostname ") for line in lines)),
+            )
+            if not present
+        ]
+        missing += [f"'{line}'" for line in _strip_config(self.device.running) if line.startswith("boot ") and line.strip() not in lines]
+        if missing:
+            raise CommandError(
+                f"Configure replace failed: bootflash:{name} is not a complete running configuration "
+                f"(no {', no '.join(missing)}); provide a running configuration taken from the switch, not a partial one"
+            )
 
     def _file(self, name: str) -> str:
         if name not in self.device.bootflash:
             raise CommandError(f"bootflash:{name}: No such file or directory")
         return self.device.bootflash[name]
+
+
+def _eos_qos(command: str, running: str) -> dict[str, Any]:
+    """EOS PFC, QoS policy and ECN per port, derived from the config (INVENTED shapes: no public
+    capture found; tests/data/show/README.md)."""
+    ports = port_qos("eos", running)
+    if command == "show priority-flow-control":
+        return {"interfaceStatuses": {n: {"enabled": q.pfc_on, "priorities": sorted(q.pfc_priorities)} for n, q in ports.items()}}
+    if command == "show qos interfaces":
+        return {"interfaces": {n: {"serviceProfile": q.policy, "trustMode": "dscp" if q.policy else "cos"} for n, q in ports.items()}}
+    if command == "show qos interfaces ecn":
+        return {
+            "interfaces": {
+                n: {
+                    "txQueues": {
+                        str(tc): {"ecnEnabled": True, "minThreshold": lo, "maxThreshold": hi, "unit": unit}
+                        for tc, (lo, hi, unit) in q.ecn.items()
+                    }
+                }
+                for n, q in ports.items()
+            }
+        }
+    raise CommandError(f"invalid command: {command}")
+
+
+def _nxos_qos(command: str, running: str) -> dict[str, Any]:
+    """NX-OS PFC, QoS policy and ECN per port, derived from the config (INVENTED shapes)."""
+    ports = port_qos("nxos", running)
+    if command == "show interface priority-flow-control":
+        rows = [
+            {
+                "intf-name": n,
+                "mode": "On" if q.pfc_on else "Off",
+                "oper": "On" if q.pfc_on else "Off",
+                "vl-bmap": f"{sum(1 << c for c in q.pfc_priorities):x}",
+            }
+            for n, q in ports.items()
+        ]
+        return {"TABLE_entry": {"ROW_entry": _rows(rows)}}
+    if command == "show policy-map interface brief":
+        return {"TABLE_intf": {"ROW_intf": _rows([{"intf-name": n, "in-qos-policy": q.policy} for n, q in ports.items()])}}
+    egress = [
+        {
+            "if_name_str": n,
+            "TABLE_qosgrp_egress": {
+                "ROW_qosgrp_egress": _rows(
+                    [
+                        {
+                            "eq-qosgrp": str(tc),
+                            "eq-wred-ecn": "enabled",
+                            "eq-wred-min-thresh": str(lo),
+                            "eq-wred-max-thresh": str(hi),
+                            "eq-wred-unit": unit,
+                        }
+                        for tc, (lo, hi, unit) in q.ecn.items()
+                    ]
+                )
+            },
+        }
+        for n, q in ports.items()
+    ]
+    return {"TABLE_queuing_interface": {"ROW_queuing_interface": _rows(egress)}}
 
 
 def _eos_peer(state: str, prefixes: int, asn: str) -> dict[str, Any]:

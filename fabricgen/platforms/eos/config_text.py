@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from fabricgen.platforms.driver import Management
+from fabricgen.platforms.driver import NEIGHBOR_ADDRESS, Management, bgp_section
 from fabricgen.platforms.sections import Section, split_sections
 
 
@@ -54,3 +54,29 @@ def management(text: str) -> Management:
         _vrfs_enabled(sections.get("management api http-commands"), default_on=False),
         _vrfs_enabled(sections.get("management ssh"), default_on=True),
     )
+
+
+def bgp_identity(text: str) -> dict[str, tuple[str, str]]:
+    """EOS `router bgp`: {neighbor address: (local AS, remote AS)}, a peer group's remote-as
+    applied to its members.
+
+    >>> bgp_identity("router bgp 65101\\n   neighbor S peer group\\n   neighbor S remote-as 65000\\n"
+    ...                  "   neighbor 10.0.0.0 peer group S\\n   neighbor 10.0.0.2 remote-as 65001\\n")
+    {'10.0.0.0': ('65101', '65000'), '10.0.0.2': ('65101', '65001')}
+    """
+    section = bgp_section(text)
+    if section is None:
+        return {}
+    local = section.head.split()[2]
+    remote: dict[str, str] = {}
+    group_of: dict[str, str] = {}
+    for line in section.children:
+        words = line.split()
+        if len(words) >= 4 and words[0] == "neighbor" and words[2] == "remote-as":
+            remote[words[1]] = words[3]
+        elif len(words) == 5 and words[0] == "neighbor" and words[2:4] == ["peer", "group"]:
+            group_of[words[1]] = words[4]
+        elif len(words) == 4 and words[0] == "neighbor" and words[2] == "peer-group":
+            group_of[words[1]] = words[3]
+    addresses = {name for name in (*remote, *group_of) if NEIGHBOR_ADDRESS.match(name)}
+    return {a: (local, remote.get(a) or remote.get(group_of.get(a, ""), "")) for a in sorted(addresses)}

@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fabricgen.platforms.driver import Management, Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.driver import (
+    Management,
+    Session,
+    as_int,
+    host_part,
+    numeric_leaves,
+    short_interface,
+    threshold_bytes,
+    truthy,
+)
 from fabricgen.platforms.eos import config_text
 
 
@@ -59,6 +68,40 @@ class EosDriver:
             states[short_interface(name)] = truthy(value)
         return states
 
+    def pfc_priorities(self, pfc: Mapping[str, Any]) -> dict[str, frozenset[int]]:
+        """`show priority-flow-control`: `interfaceStatuses.<name>.priorities` of a port whose PFC
+        is on (an invented shape: tests/data/show/README.md)."""
+        found = {}
+        for name, entry in (pfc.get("interfaceStatuses") or {}).items():
+            if isinstance(entry, Mapping):
+                on = truthy(entry.get("enabled", entry.get("portEnabled", False)))
+                found[short_interface(name)] = frozenset(as_int(p) for p in entry.get("priorities") or ()) if on else frozenset()
+        return found
+
+    def qos_policies(self, output: Mapping[str, Any]) -> dict[str, str]:
+        """`show qos interfaces`: `interfaces.<name>.serviceProfile` (invented shape)."""
+        return {
+            short_interface(name): str(entry.get("serviceProfile") or "")
+            for name, entry in (output.get("interfaces") or {}).items()
+            if isinstance(entry, Mapping)
+        }
+
+    def ecn_thresholds(self, output: Mapping[str, Any]) -> dict[str, dict[int, tuple[int, int]]]:
+        """`show qos interfaces ecn`: `interfaces.<name>.txQueues.<queue>.{ecnEnabled,
+        minThreshold, maxThreshold, unit}` (invented shape); the queue number is the traffic class."""
+        found: dict[str, dict[int, tuple[int, int]]] = {}
+        for name, entry in (output.get("interfaces") or {}).items():
+            marking: dict[int, tuple[int, int]] = {}
+            for queue, q in ((entry or {}).get("txQueues") or {}).items():
+                if isinstance(q, Mapping) and truthy(q.get("ecnEnabled", False)):
+                    unit = q.get("unit", "")
+                    marking[as_int(queue)] = (threshold_bytes(q.get("minThreshold"), unit), threshold_bytes(q.get("maxThreshold"), unit))
+            found[short_interface(name)] = marking
+        return found
+
+    def bgp_identity(self, config: str) -> dict[str, tuple[str, str]]:
+        return config_text.bgp_identity(config)
+
     def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
         for entry in output.get("lldpNeighbors") or []:
@@ -78,6 +121,8 @@ class EosDriver:
             "interfaces": ("interfaceStatuses",),
             "lldp": ("lldpNeighbors",),
             "pfc": ("interfaceStatuses",),
+            "qos": ("interfaces",),
+            "ecn": ("interfaces",),
             "errors": ("interfaceErrorCounters",),
             "watchdog": ("interfaces",),
         }

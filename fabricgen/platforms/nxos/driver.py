@@ -8,7 +8,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fabricgen.platforms.driver import Management, Session, as_int, host_part, numeric_leaves, short_interface, truthy
+from fabricgen.platforms.driver import (
+    Management,
+    Session,
+    as_int,
+    host_part,
+    numeric_leaves,
+    short_interface,
+    threshold_bytes,
+    truthy,
+)
 from fabricgen.platforms.nxos import config_text
 
 
@@ -99,6 +108,42 @@ class NxosDriver:
         """`show interface priority-flow-control`: `ROW_entry` `intf-name` and its `oper` state."""
         return {short_interface(str(r["intf-name"])): truthy(r.get("oper", "off")) for r in rows(pfc, "entry") if "intf-name" in r}
 
+    def pfc_priorities(self, pfc: Mapping[str, Any]) -> dict[str, frozenset[int]]:
+        """`show interface priority-flow-control`: the `vl-bmap` of a port whose PFC is
+        operational, the bitmap of paused CoS values in hex as the text output's `Oper(VL bmap)`
+        column prints it (`8` = CoS 3); field name invented (tests/data/show/README.md)."""
+        found = {}
+        for r in rows(pfc, "entry"):
+            if "intf-name" in r:
+                bitmap = int(str(r.get("vl-bmap", "0")), 16) if truthy(r.get("oper", "off")) else 0
+                found[short_interface(str(r["intf-name"]))] = frozenset(cos for cos in range(8) if bitmap >> cos & 1)
+        return found
+
+    def qos_policies(self, output: Mapping[str, Any]) -> dict[str, str]:
+        """`show policy-map interface brief`: `ROW_intf` `intf-name` and its `in-qos-policy`
+        (invented shape)."""
+        return {short_interface(str(r["intf-name"])): str(r.get("in-qos-policy") or "") for r in rows(output, "intf") if "intf-name" in r}
+
+    def ecn_thresholds(self, output: Mapping[str, Any]) -> dict[str, dict[int, tuple[int, int]]]:
+        """`show queuing interface`: per `ROW_queuing_interface` (`if_name_str`), its egress
+        `ROW_qosgrp_egress` rows with WRED-ECN on (invented shape); the QoS group is the traffic class."""
+        found: dict[str, dict[int, tuple[int, int]]] = {}
+        for port in rows(output, "queuing_interface"):
+            marking: dict[int, tuple[int, int]] = {}
+            for q in rows(port, "qosgrp_egress"):
+                if truthy(q.get("eq-wred-ecn", "disabled")):
+                    unit = q.get("eq-wred-unit", "")
+                    marking[as_int(q.get("eq-qosgrp"))] = (
+                        threshold_bytes(q.get("eq-wred-min-thresh"), unit),
+                        threshold_bytes(q.get("eq-wred-max-thresh"), unit),
+                    )
+            if "if_name_str" in port:
+                found[short_interface(str(port["if_name_str"]))] = marking
+        return found
+
+    def bgp_identity(self, config: str) -> dict[str, tuple[str, str]]:
+        return config_text.bgp_identity(config)
+
     def lldp_neighbors(self, output: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
         for row in rows(output, "nbor"):
@@ -118,6 +163,8 @@ class NxosDriver:
             "interfaces": ("TABLE_interface",),
             "lldp": ("TABLE_nbor", "neigh_count"),
             "pfc": ("TABLE_entry",),
+            "qos": ("TABLE_intf",),
+            "ecn": ("TABLE_queuing_interface",),
             "errors": ("TABLE_interface",),
             "watchdog": ("TABLE_pfcwd",),
         }
