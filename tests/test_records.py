@@ -13,12 +13,15 @@ import pickle
 import re
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import fabricgen
 from fabricgen.core import model
-from fabricgen.core.records import record
+from fabricgen.core.model import Endpoint, Link
+from fabricgen.core.records import builder, record, replace
 
 
 def _body(decorate: Any, prefix: str) -> tuple[type, type, type, type]:
@@ -143,3 +146,28 @@ def test_every_plan_class_is_a_frozen_dataclass(cls: type) -> None:
     names = [f.name for f in dataclasses.fields(cls)]
     assert list(inspect.signature(cls).parameters) == names
     assert cls.__slots__ == tuple(names)  # type: ignore[attr-defined]
+
+
+def test_a_builder_takes_named_fields_in_its_own_order_and_refuses_unknown_or_missing_ones() -> None:
+    make = builder(Link, "kind", "a", "z", "speed", "length_m", "mtu", "subnet", "a_address", "z_address")
+    a, z = Endpoint("l1", "e1", 1), Endpoint("s1", "e9", 9)
+    link = make("leaf-spine", a, z, 400, 3.0, 9214, "10.0.0.0/31", "10.0.0.1", "10.0.0.0")
+    assert link == Link(
+        kind="leaf-spine", a=a, z=z, speed=400, subnet="10.0.0.0/31", a_address="10.0.0.1", z_address="10.0.0.0", length_m=3.0, mtu=9214
+    )
+    assert link.media is None and replace(link, mtu=1500) == Link(
+        **{**{f: getattr(link, f) for f in Link.__dataclass_fields__}, "mtu": 1500}
+    )
+    with pytest.raises(TypeError, match="unknown \\['colour'\\]"):
+        builder(Endpoint, "device", "interface", "port", "colour")
+    with pytest.raises(TypeError, match="no default for \\['port'\\]"):
+        builder(Endpoint, "device", "interface")
+
+
+def test_no_wiring_pass_builds_a_record_from_a_positional_twin() -> None:
+    # LinkDraft (a named tuple mirroring Link), `tuple.__new__` drafts and `Interface(*row)` over
+    # rows in the model's field order: a field added to the model silently shifted them.
+    passes = Path(fabricgen.__file__).parent / "plan" / "passes"
+    twin = re.compile(r"tuple\.__new__|NamedTuple|\b(Interface|BgpNeighbor|Link|ServerNic|Endpoint)\(\*")
+    found = [f"{path.name}: {m.group(0)}" for path in sorted(passes.glob("*.py")) for m in twin.finditer(path.read_text())]
+    assert found == []

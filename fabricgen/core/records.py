@@ -27,6 +27,8 @@ fields, and a class body that defines one of the methods it generates.
 >>> import copy, dataclasses
 >>> copy.deepcopy(Pair(3)) == Pair(3), type(copy.copy(Pair(3))) is Pair, dataclasses.replace(Pair(3), right="y")
 (True, True, Pair(left=3, right='y'))
+>>> replace(Pair(3), right="y"), replace(Pair(3), left=4).right
+(Pair(left=3, right='y'), 'r')
 >>> Pair(1).left = 3
 Traceback (most recent call last):
 dataclasses.FrozenInstanceError: cannot assign to field 'left'
@@ -44,6 +46,7 @@ from typing import Any, TypeVar, dataclass_transform
 from fabricgen.core.usercache import CodeTable
 
 _Cls = TypeVar("_Cls", bound=type)
+_Obj = TypeVar("_Obj")
 
 _INITS = CodeTable("record-inits")
 """Every `__init__` compiled before, by its source: compiling them was about 0.015 CPU-s of
@@ -86,6 +89,7 @@ def record(cls: _Cls) -> _Cls:
         setattr(made, "__new__", new)  # noqa: B010 - mypy refuses a direct assignment to __new__
         names = tuple(spec.name for spec in specs)
         made.__reduce__ = lambda self: (made, tuple(getattr(self, name) for name in names))
+        made.__replace__ = _replace_method(made, names, new)
     compared = tuple(spec.name for spec in specs if spec.compare)
     made.__eq__, made.__hash__ = _eq_and_hash(compared, tuple(spec.name for spec in specs if _hashed(spec)))
     made.__repr__ = _repr(tuple(spec.name for spec in specs if spec.repr))
@@ -112,6 +116,7 @@ def _twin_new(cls: type, specs: tuple[Field[Any], ...]) -> Callable[..., Any] | 
         probe.__class__ = cls  # identical layouts, or the general path
     except TypeError:
         return None
+    _TWINS[cls] = twin
     names: dict[str, Any] = {"_twin": twin, "_new": object.__new__}
     params = []
     for spec in specs:
@@ -127,6 +132,73 @@ def _twin_new(cls: type, specs: tuple[Field[Any], ...]) -> Callable[..., Any] | 
     new: Callable[..., Any] = names["__new__"]
     new.__qualname__ = f"{cls.__qualname__}.__new__"
     return new
+
+
+_TWINS: dict[type, type] = {}
+"""Each record built through an unfrozen twin (`_twin_new`), and that twin."""
+
+
+def builder(cls: type[_Obj], *names: str) -> Callable[..., _Obj]:
+    """A constructor of record `cls` that takes the fields `names`, in that order, positionally;
+    every other field keeps its default. For the planner's loops that build a record per port or
+    cable from a row of values: the row's order is the one written here by field name, not the
+    class's (a field added to the class with a default changes nothing here; an unknown name, or
+    a field without a default left out, fails at import), and a call costs what a positional
+    build costs, where keyword arguments cost more per call.
+
+    >>> @record
+    ... class Trio:
+    ...     a: int
+    ...     b: str
+    ...     c: float = 0.5
+    >>> builder(Trio, "b", "a")("x", 1)
+    Trio(a=1, b='x', c=0.5)
+    """
+    specs = {spec.name: spec for spec in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = [name for name in names if name not in specs]
+    missing = [name for name, spec in specs.items() if name not in names and spec.default is MISSING]
+    if unknown or missing or cls not in _TWINS:
+        raise TypeError(f"{cls.__name__}: builder{names}: unknown {unknown}, no default for {missing} (or not a plain record)")
+    namespace: dict[str, Any] = {"_twin": _TWINS[cls], "_new": object.__new__, "_cls": cls}
+    stores = []
+    for name, spec in specs.items():
+        if name not in names:
+            namespace[f"_default_{name}"] = spec.default
+        stores.append(f"    self.{name} = {name if name in names else f'_default_{name}'}\n")
+    source = f"def build({', '.join(names)}):\n    self = _new(_twin)\n{''.join(stores)}    self.__class__ = _cls\n    return self\n"
+    # Built above from the class's own field names, like `__new__`.
+    exec(_INITS.compiled(source, f"<record {cls.__qualname__} builder>"), namespace)
+    build: Callable[..., _Obj] = namespace["build"]
+    return build
+
+
+_KEEP: Any = object()
+"""A `__replace__` argument not given: the field keeps its value."""
+
+
+def _replace_method(cls: type, names: tuple[str, ...], new: Callable[..., Any]) -> Callable[..., Any]:
+    """`__replace__(self, *, <field>=...)`: a copy with the given fields changed, built by the
+    class's own `__new__` (the protocol `copy.replace` uses from Python 3.13). `dataclasses.replace`
+    reads the fields' metadata on every call, several times the cost of a build."""
+    params = "".join(f", {name}=_KEEP" for name in names)
+    values = "".join(f", self.{name} if {name} is _KEEP else {name}" for name in names)
+    source = f"def __replace__(self{', *' if names else ''}{params}):\n    return _new(_cls{values})\n"
+    namespace: dict[str, Any] = {"_KEEP": _KEEP, "_new": new, "_cls": cls}
+    # Built above from the class's own field names, like `__new__`.
+    exec(_INITS.compiled(source, f"<record {cls.__qualname__}.__replace__>"), namespace)
+    method: Callable[..., Any] = namespace["__replace__"]
+    method.__qualname__ = f"{cls.__qualname__}.__replace__"
+    return method
+
+
+def replace(obj: _Obj, /, **changes: Any) -> _Obj:
+    """`obj` with `changes`, as `dataclasses.replace` (which it falls back to for a record built by
+    the general `__init__`), through the record's compiled `__replace__` when it has one."""
+    method = getattr(obj, "__replace__", None)
+    if method is None:
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    result: _Obj = method(**changes)
+    return result
 
 
 def _hashed(spec: Field[Any]) -> bool:

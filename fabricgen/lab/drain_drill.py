@@ -3,8 +3,9 @@
 `drain`: the first spine is drained (its platform's drain lines, platforms/frr/platform.yml
 `drain:`; its neighbours' receiver policy gives its routes LOCAL_PREF 0), the drill waits until
 no leaf's kernel route uses it and its transit counter (IP ForwDatagrams of its namespace) stops
-moving, then applies the change (its routing daemons restart, as a config replace or an upgrade
-does), undrains it and waits until every leaf's ECMP includes it again. `cut`: the same change
+moving, then applies the change (a reload: forwarding stops, the routing daemons restart,
+forwarding resumes once its sessions are back), undrains it and waits until every leaf's ECMP
+includes it again. `cut`: the same change
 without the drain. Traffic (`lab/traffic.py`) runs throughout; the loss of every phase is counted
 from sequence numbers. The drain drill passes only with 0 packets lost.
 """
@@ -15,7 +16,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from fabricgen.lab.kernel import in_namespace
+from fabricgen.lab.kernel import in_namespace, sysctls
 from fabricgen.lab.lab import Lab
 from fabricgen.lab.report import Check
 from fabricgen.lab.topology import LabSwitch, LabTopology
@@ -76,6 +77,17 @@ def _sessions_up(lab: Lab, spine: LabSwitch) -> bool:
     return len(peers) == len(spine.neighbors) and all(p.get("state") == "Established" for p in peers.values())
 
 
+def _change(lab: Lab, spine: LabSwitch, *, drained: bool, check: Check) -> None:
+    """The change: the spine reloads. Its forwarding stops at once (as a switch's ASIC does when
+    it reloads), its routing daemons restart, and it forwards again once its sessions are back."""
+    namespace = lab.namespace(spine.name)
+    sysctls(namespace, {"net.ipv4.ip_forward": "0"})
+    lab.restart_switch(dataclasses.replace(spine, drained=drained))
+    if _wait(lambda: _sessions_up(lab, spine)) < 0:
+        check.fail(spine.name, "its BGP sessions did not come back after the change")
+    sysctls(namespace, {"net.ipv4.ip_forward": "1"})
+
+
 def run_drill(lab: Lab, plan: LabTopology, mode: str, drain_lines: list[str]) -> Check:
     """The drill on a converged lab; `mode` is `drain` or `cut`."""
     check = Check(8, f"drill-{mode}", f"Traffic drill ({mode}): a change to one spine while traffic flows")
@@ -89,9 +101,7 @@ def run_drill(lab: Lab, plan: LabTopology, mode: str, drain_lines: list[str]) ->
         if mode == "drain":
             _drain_phase(lab, plan, spine, drain_lines, phases, check)
         phases.append(("change", time.monotonic()))
-        lab.restart_switch(dataclasses.replace(spine, drained=mode == "drain"))
-        if _wait(lambda: _sessions_up(lab, spine)) < 0:
-            check.fail(spine.name, "its BGP sessions did not come back after the change")
+        _change(lab, spine, drained=mode == "drain", check=check)
         if mode == "drain":
             _undrain_phase(lab, plan, spine, drain_lines, phases, before, check)
         else:

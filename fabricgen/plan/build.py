@@ -57,7 +57,6 @@ from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.forwarding import with_forwarding
 from fabricgen.plan.passes.headroom import port_headroom
 from fabricgen.plan.passes.media import choose_media
-from fabricgen.plan.passes.ports import AnyLink
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
 from fabricgen.plan.passes.sm_links import cable_subnet_managers
@@ -201,7 +200,7 @@ def _build_plan(inputs: Inputs) -> Plan:
 
 
 def _overridden_headroom(
-    links: Sequence[AnyLink], overrides: Sequence[CableOverride], tiers: Tiers, all_platforms: Mapping[str, Platform]
+    links: Sequence[Link], overrides: Sequence[CableOverride], tiers: Tiers, all_platforms: Mapping[str, Platform]
 ) -> dict[str, dict[str, int]]:
     """PFC headroom of the ends of the cables an override lengthens or shortens; the wiring
     passes gave every other end its stage's figure. Looks at the cables only when there are

@@ -16,7 +16,6 @@ from functools import cache
 
 from fabricgen.core import media_rules as rules
 from fabricgen.core.model import Cable, CableEnd, Choice, Device, Identities, Link, Model, NicModel, Server, SubnetManager
-from fabricgen.plan.passes.ports import AnyLink
 
 Key = tuple[str, ...]
 End = CableEnd
@@ -183,7 +182,7 @@ class Ends:
             found = self._switch_facts[key] = rules.End(model.form_factor, rate, model.cage_speed if shared > 1 else speed, shared)
         return found
 
-    def facts_of(self, link: AnyLink) -> tuple[rules.End, rules.End]:
+    def facts_of(self, link: Link) -> tuple[rules.End, rules.End]:
         """Both ends' rule facts, `(facts(a), facts(z))` of `of(link)`, at a fraction of the cost:
         the media pass needs the full ends only once per distinct combination."""
         z = self.switch_facts(link.z.device, link.z.port, link.speed)
@@ -196,14 +195,14 @@ class Ends:
             a = self._server_facts[key] = facts(self.server(link, self.switch(link.z.device, link.z.port, link.z.interface, link.speed)))
         return a, z
 
-    def of(self, link: AnyLink) -> tuple[End, End]:
+    def of(self, link: Link) -> tuple[End, End]:
         """Both ends of `link` (A: a leaf or a server, Z: a switch)."""
         z = self.switch(link.z.device, link.z.port, link.z.interface, link.speed)
         if link.a.device in self.switches:
             return self.switch(link.a.device, link.a.port, link.a.interface, link.speed), z
         return self.server(link, z), z
 
-    def server(self, link: AnyLink, far: End) -> End:
+    def server(self, link: Link, far: End) -> End:
         """The server (A) end of `link`, whose far end is `far`."""
         end = link.a
         nic = self.server_nic.get(end.device)

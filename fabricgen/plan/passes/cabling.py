@@ -8,13 +8,13 @@ otherwise be silently ignored).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from fabricgen.core.diagnostics import FabricError
+from fabricgen.core.model import Link
+from fabricgen.core.records import replace
 from fabricgen.core.units import length_m
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan.inputs import CableOverride
-from fabricgen.plan.passes.ports import AnyLink, LinkDraft
 
 
 def override_positions(overrides: Sequence[CableOverride]) -> dict[tuple[str, str], int]:
@@ -26,18 +26,18 @@ def override_positions(overrides: Sequence[CableOverride]) -> dict[tuple[str, st
     return {(o.device, o.interface): i for i, o in enumerate(overrides)}
 
 
-def apply_overrides(links: Iterable[AnyLink], overrides: Sequence[CableOverride], source: SourceMap) -> list[AnyLink]:
+def apply_overrides(links: Iterable[Link], overrides: Sequence[CableOverride], source: SourceMap) -> list[Link]:
     """`links` with the overridden lengths set; FabricError for overrides that match no cable."""
     if not overrides:
         return list(links)
     wanted = {(o.device, o.interface): (i, length_m(o.length)) for i, o in enumerate(overrides)}
     matched: set[int] = set()
-    result: list[AnyLink] = []
+    result: list[Link] = []
     for link in links:
         hit = wanted.get((link.a.device, link.a.interface)) or wanted.get((link.z.device, link.z.interface))
         if hit is not None:
             matched.add(hit[0])
-            link = link._replace(length_m=hit[1]) if isinstance(link, LinkDraft) else replace(link, length_m=hit[1])
+            link = replace(link, length_m=hit[1])
         result.append(link)
     problems = [
         source.diagnostic(o.path, f"no cable ends at {o.device} {o.interface}") for i, o in enumerate(overrides) if i not in matched

@@ -18,13 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from fabricgen.core.model import BgpNeighbor, Endpoint, Interface
-from fabricgen.core.records import record
+from fabricgen.core.model import BgpNeighbor, Endpoint, Interface, Link
+from fabricgen.core.records import builder, record
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import PoolTally, Uplinks, ipv4_pair
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
-from fabricgen.plan.passes.ports import LinkDraft, PortSlots, SlotsByKind, port_slots, speed_setting
+from fabricgen.plan.passes.ports import PortSlots, SlotsByKind, port_slots, speed_setting
 
 
 @record
@@ -60,15 +60,13 @@ class Ends:
 class Wiring:
     """The result of one stage: its cables, every device's ends, the fabric pool it used."""
 
-    links: tuple[LinkDraft, ...]
+    links: tuple[Link, ...]
     ends: Mapping[str, Ends]
     tally: PoolTally
     uplinks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Every lower device's upper devices (what AS-path intent walks: one entry per device, not
     per cable)."""
 
-
-_new = tuple.__new__
 
 Offset = Callable[[TierNode], Uplinks]
 """Lower device -> its cables' /31s as one run (`allocate.Uplinks`): the cable to the upper device
@@ -90,14 +88,12 @@ def connect(
     `position(lower device)` places its downlinks on the upper device; `asn` and `mtu` give
     every device's ASN (by name) and MTU (by platform name)."""
     ends: dict[str, Ends] = {}
-    links: list[LinkDraft] = []
+    links: list[Link] = []
     kinds: SlotsByKind = {}
     upper: dict[str, _UpperSide] = {}
     uplinks: dict[str, tuple[str, ...]] = {}
     pairs: dict[tuple[str, str, str, str], _Pair] = {}
-    highest, speed, roce, routed, length, kind = 0, stage.speed, stage.roce, stage.routed, stage.length_m, stage.kind
-    addresses = ("", "", "")
-    """(subnet, A address, Z address) of the cable: none when not routed."""
+    highest, speed, routed, length, kind = 0, stage.speed, stage.routed, stage.length_m, stage.kind
     base = stage.fabric_base
     link_offsets = [(link_no, 2 * link_no) for link_no in range(1, stage.per_pair + 1)]
     for low in lower:
@@ -111,7 +107,7 @@ def connect(
         low_ports = port_slots(kinds, low, per_cage_up, first_up)
         low_ends = ends.setdefault(low.name, Ends())
         low_setting = speed_setting(speed, low.platform, low.model, per_cage_up)
-        low_rows: list[_InterfaceRow] = []
+        low_rows: list[_PortRow] = []
         low_peer_rows: list[_NeighborRow] = []
         low_name, low_asn, low_slot = low.name, asn[low.name], (position(low) - 1) * stage.per_pair - 1
         first, step = offset(low)
@@ -127,8 +123,6 @@ def connect(
             if pair is None:
                 pair = pairs[key] = _pair(low, up, stage, mtu)
             link_mtu, low_headroom, up_headroom, up_group, low_group = pair
-            # The last fields of each end's Interface: MTU, RoCE, VLAN, speed setting, headroom.
-            low_tail, up_tail = (link_mtu, roce, 0, low_setting, low_headroom), (link_mtu, roce, 0, up_setting, up_headroom)
             up_first = first + up.index * step
             for link_no, link_offset in link_offsets:
                 subnet = up_first + link_offset
@@ -139,17 +133,19 @@ def connect(
                 up_cage, up_sub, up_if = up_ports[low_slot + link_no]
                 # Each end's description names the far end; its BGP neighbor shares the string.
                 to_up, to_low = f"{up_name} {up_if}", f"{low_name} {low_if}"
-                low_rows.append((low_if, low_cage, low_sub, speed, "uplink", low_addr, 31, up_name, up_if, to_up, *low_tail))
-                up_rows.append((up_if, up_cage, up_sub, speed, "downlink", up_addr, 31, low_name, low_if, to_low, *up_tail))
+                low_rows.append((low_if, low_cage, low_sub, low_addr, up_name, up_if, to_up, link_mtu, low_headroom))
+                up_rows.append((up_if, up_cage, up_sub, up_addr, low_name, low_if, to_low, link_mtu, up_headroom))
                 if routed:
                     low_peer_rows.append((up_addr, up_asn, up_name, up_if, up_group, to_up))
                     up_peer_rows.append((low_addr, low_asn, low_name, low_if, low_group, to_low))
-                    addresses = (f"{up_addr}/31", low_addr, up_addr)
-                a, z = Endpoint(low_name, low_if, low_cage), Endpoint(up_name, up_if, up_cage)
-                links.append(_new(LinkDraft, (kind, a, z, speed, *addresses, length, link_mtu)))
-        _finish(low_ends, low_rows, low_peer_rows)
-    for name, (*_, up_rows, up_peer_rows) in upper.items():
-        _finish(ends[name], up_rows, up_peer_rows)
+                a, z = _ENDPOINT(low_name, low_if, low_cage), _ENDPOINT(up_name, up_if, up_cage)
+                if routed:
+                    links.append(_LINK(kind, a, z, speed, length, link_mtu, f"{up_addr}/31", low_addr, up_addr))
+                else:
+                    links.append(_LINK(kind, a, z, speed, length, link_mtu, "", "", ""))
+        _finish(low_ends, _Side("uplink", speed, stage.roce, low_setting), low_rows, low_peer_rows)
+    for name, (_, _, _, up_setting, up_rows, up_peer_rows) in upper.items():
+        _finish(ends[name], _Side("downlink", speed, stage.roce, up_setting), up_rows, up_peer_rows)
     tally = PoolTally()
     if links:
         tally.take_many("fabric", 2 * len(links), highest)
@@ -175,15 +171,41 @@ def _pair(low: TierNode, up: TierNode, stage: Stage, mtu: Mapping[str, int]) -> 
     return link_mtu, low_headroom, up_headroom, up_group, low_group
 
 
-_InterfaceRow = tuple[str, int, int, int, str, str, int, str, str, str, int, bool, int, str, int]
-"""An `Interface`'s fields, in order."""
+_ENDPOINT = builder(Endpoint, "device", "interface", "port")
+_LINK = builder(Link, "kind", "a", "z", "speed", "length_m", "mtu", "subnet", "a_address", "z_address")
+"""A fabric cable: the fields this pass sets, by name (`media` stays None until the media pass)."""
+_INTERFACE = builder(
+    Interface,
+    *("role", "speed", "roce", "speed_setting", "prefix_length"),
+    *("name", "port", "sub", "address", "peer_device", "peer_interface", "description", "mtu", "pfc_headroom_bytes"),
+)
+"""An interface: what a side of a stage shares (`_Side`, and the /31), then a `_PortRow`."""
+_NEIGHBOR = builder(
+    BgpNeighbor, "inherits_remote_as", "address", "remote_asn", "peer_device", "peer_interface", "peer_group", "description"
+)
+"""A BGP neighbor: whether its group carries the remote AS, then a `_NeighborRow`."""
+
+_PortRow = tuple[str, int, int, str, str, str, str, int, int]
+"""What differs from port to port on one side of a stage: name, cage, sub-port, address, peer
+device, peer port, description, MTU and PFC headroom (those two per pair of platforms)."""
 _NeighborRow = tuple[str, int, str, str, str, str]
-"""A `BgpNeighbor`'s fields but the last (`inherits_remote_as`), in order."""
+"""What differs from neighbor to neighbor: address, remote AS, peer device, peer port, peer
+group, description."""
 _ROW_ASN, _ROW_DEVICE = itemgetter(1), itemgetter(2)
 
 
-def _finish(device: Ends, interfaces: list[_InterfaceRow], neighbors: list[_NeighborRow]) -> None:
-    """Build one device's interfaces and neighbors of the stage together, from their fields. Its
+@record
+class _Side:
+    """What every port of one device on one side of a stage shares."""
+
+    role: str
+    speed: int
+    roce: bool
+    speed_setting: str
+
+
+def _finish(device: Ends, side: _Side, ports: list[_PortRow], neighbors: list[_NeighborRow]) -> None:
+    """Build one device's interfaces and neighbors of the stage together, by field name. Its
     neighbors of a stage are its peer group for the other tier (each tier has its own group
     name): the group carries their remote-as when they are several and share one ASN (the
     spines seen from a leaf, not the leaves seen from a spine).
@@ -191,13 +213,14 @@ def _finish(device: Ends, interfaces: list[_InterfaceRow], neighbors: list[_Neig
     WHY rows first: objects built one after another lie next to each other in memory, and every
     later reader walks a device's interfaces in a row (checks, renderers). Built per cable, a
     spine's ports were spread between its leaves' objects: walking all interfaces took 2.4x
-    the time (measured at 5,000 switches); a plain tuple per port costs far less than that."""
-    device.interfaces.extend([Interface(*row) for row in interfaces])
+    the time (measured at 5,000 switches); a plain tuple of what varies per port costs far less."""
+    shared = (side.role, side.speed, side.roce, side.speed_setting, 31)
+    device.interfaces.extend([_INTERFACE(*shared, *row) for row in ports])
     inherits = len(set(map(_ROW_ASN, neighbors))) == 1 and len(set(map(_ROW_DEVICE, neighbors))) > 1
-    device.neighbors.extend([BgpNeighbor(*row, inherits) for row in neighbors])
+    device.neighbors.extend([_NEIGHBOR(inherits, *row) for row in neighbors])
 
 
-_UpperSide = tuple[PortSlots, int, int, str, list[_InterfaceRow], list[_NeighborRow]]
+_UpperSide = tuple[PortSlots, int, int, str, list[_PortRow], list[_NeighborRow]]
 """What every cable to one upper device shares: its ports, its ASN, its first slot - 1, its
 ports' speed setting; and the fields of its ports and neighbors, gathered over the stage."""
 

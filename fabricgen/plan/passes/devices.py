@@ -117,8 +117,9 @@ def _by_port(interfaces: list[Interface], ports: int) -> list[Interface]:
     key per interface (390,000 at 5,120 switches).
 
     >>> from fabricgen.core.model import Interface
-    >>> ports = [Interface(name, port, sub, 100, "uplink", "", 31, "", "", "", 9214, False) for name, port, sub in
-    ...     (("e9", 9, 1), ("e1/2", 1, 2), ("e1/1", 1, 1), ("e2", 2, 1))]
+    >>> ports = [Interface(name=name, port=port, sub=sub, speed=100, role="uplink", address="", prefix_length=31, peer_device="",
+    ...                    peer_interface="", description="", mtu=9214, roce=False)
+    ...          for name, port, sub in (("e9", 9, 1), ("e1/2", 1, 2), ("e1/1", 1, 1), ("e2", 2, 1))]
     >>> [i.name for i in _by_port(ports, 3)], [i.name for i in _by_port([ports[0], ports[3]], 2)]
     (['e1/1', 'e1/2', 'e2', 'e9'], ['e2', 'e9'])
     """

@@ -22,8 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from fabricgen.core.model import Platform
-from fabricgen.plan.passes.ports import AnyLink
+from fabricgen.core.model import Link, Platform
 
 NS_PER_METRE = 5.13
 """Signal delay in fibre: 513 ns per 100 m of single-mode fibre (Cisco white paper c11-542809;
@@ -67,7 +66,7 @@ def cable_headroom(length_m: float, speed_gbps: int, mtu: int, response_ns: int)
 _FIGURES: dict[tuple[float, int, int, int], int] = {}
 
 
-def port_headroom(links: Iterable[AnyLink], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]) -> dict[str, dict[str, int]]:
+def port_headroom(links: Iterable[Link], platform_of: Mapping[str, str], platforms: Mapping[str, Platform]) -> dict[str, dict[str, int]]:
     """switch -> interface -> the PFC headroom of that cable end; the device pass sets it on the
     end's interface when it carries RoCE. Each figure uses the response time of the platform at
     the other end of the cable (the one that keeps sending), or the end's own platform's when
@@ -77,8 +76,8 @@ def port_headroom(links: Iterable[AnyLink], platform_of: Mapping[str, str], plat
 
     >>> from fabricgen.core.catalog import models_for, platforms
     >>> from fabricgen.core.model import Endpoint
-    >>> from fabricgen.plan.passes.ports import LinkDraft
-    >>> cable = LinkDraft("leaf-spine", Endpoint("l1", "Ethernet1/1", 1), Endpoint("s1", "Ethernet9/1", 9), 400, "", "", "", 100.0, 9214)
+    >>> cable = Link(kind="leaf-spine", a=Endpoint("l1", "Ethernet1/1", 1), z=Endpoint("s1", "Ethernet9/1", 9), speed=400,
+    ...              subnet="", a_address="", z_address="", length_m=100.0, mtu=9214)
     >>> name = models_for({})["arista-7060dx5-64s"].platforms[0]  # the OS of both ends
     >>> sends = platforms()[name].pfc_response_ns
     >>> port_headroom([cable], {"l1": name, "s1": name}, platforms())["s1"] == {"Ethernet9/1": pfc_headroom_bytes(100.0, 400, 9214, sends)}

@@ -7,40 +7,17 @@ draft, is a sixth of the planning time less (measured with `time.process_time`).
 length `cabling.overrides` changes gets its ends' headroom again in the device pass.
 
 BGP neighbors are built final by the wiring as well (`connect` decides which peer groups carry
-the remote AS). Cables are drafted until the media pass, as plain named tuples built with
-`tuple.__new__(LinkDraft, values)` in the hot loops.
+the remote AS). Cables are `Link`s from the start, each pass giving their fields by name (its
+own `records.builder`); their `media` is None until the media pass chooses it.
 
 `PortSlots` names the ports of a kind of device once, for all devices of that kind.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from fabricgen.core.model import Endpoint, Link, Model, Platform
+from fabricgen.core.model import Model, Platform
 from fabricgen.plan import allocate
 from fabricgen.plan.passes.expand import TierNode
-
-
-class LinkDraft(NamedTuple):
-    """A `Link` before the media pass chooses its `media` (the same fields otherwise; the media
-    pass builds each `Link` once, with its media)."""
-
-    # pylint: disable=duplicate-code  # Link's fields, on purpose: a draft is built positionally
-    kind: str
-    a: Endpoint
-    z: Endpoint
-    speed: int
-    subnet: str
-    a_address: str
-    z_address: str
-    length_m: float
-    mtu: int = 0
-
-
-AnyLink = Link | LinkDraft
-"""A cable before or after the media pass (the passes that read cables take either)."""
-
 
 Port = tuple[int, int, str]
 """(cage, sub-port, interface name) of one logical slot of a device."""

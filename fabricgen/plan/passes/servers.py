@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from fabricgen.core.catalog import nic_models
 from fabricgen.core.diagnostics import FabricError
-from fabricgen.core.model import Endpoint, Interface, NicModel, Server, ServerNic
-from fabricgen.core.records import record
+from fabricgen.core.model import Endpoint, Interface, Link, NicModel, Server, ServerNic
+from fabricgen.core.records import builder, record
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.plan import allocate
 from fabricgen.plan.allocate import Layout, PoolTally, ipv4, ipv4_pair
@@ -27,9 +27,18 @@ from fabricgen.plan.inputs import ServersInput
 from fabricgen.plan.passes.addressing import Pools
 from fabricgen.plan.passes.expand import TierNode
 from fabricgen.plan.passes.headroom import cable_headroom
-from fabricgen.plan.passes.ports import LinkDraft, SlotsByKind, port_slots, speed_setting
+from fabricgen.plan.passes.ports import SlotsByKind, port_slots, speed_setting
 
-_new = tuple.__new__
+_ENDPOINT = builder(Endpoint, "device", "interface", "port")
+_LINK = builder(Link, "kind", "a", "z", "speed", "length_m", "mtu", "subnet", "a_address", "z_address")
+"""A server cable: the fields this pass sets, by name (`media` stays None until the media pass)."""
+_NIC = builder(ServerNic, "nic", "leaf", "leaf_interface", "speed", "address", "gateway", "prefix_length", "port_guid", "rail", "node_guid")
+_PORT = builder(
+    Interface,
+    *("speed", "role", "mtu", "roce", "vlan", "speed_setting", "pfc_headroom_bytes"),
+    *("name", "port", "sub", "address", "prefix_length", "peer_device", "peer_interface", "description"),
+)
+"""A leaf's server port: what every port of the leaf shares, then what differs."""
 
 ServerGuids = Callable[[str, int, int], tuple[tuple[str, str], ...]]
 """(server name, number of its first leaf, server index) -> (node GUID, port GUID) of each adapter, NIC order."""
@@ -67,7 +76,7 @@ class LeafSide:
 @record
 class Attached:
     servers: tuple[Server, ...]
-    links: tuple[LinkDraft, ...]
+    links: tuple[Link, ...]
     leaves: Mapping[str, LeafSide]
     tally: PoolTally
 
@@ -153,7 +162,7 @@ def attach_servers(leaves: Sequence[TierNode], spec: Attachment, layout: Layout,
     tally = PoolTally()
     servers: list[Server] = []
     rail_servers: dict[str, _RailServer] = {}
-    links: list[LinkDraft] = []
+    links: list[Link] = []
     sides: dict[str, LeafSide] = {}
     kinds: SlotsByKind = {}
     block = server_block(leaves, spec.speed, pools.server_mode)
@@ -199,7 +208,7 @@ def _leaf_servers(
     mtu: int,
     guids: ServerGuids,
     side: LeafSide,
-    links: list[LinkDraft],
+    links: list[Link],
     tally: PoolTally,
     kinds: SlotsByKind,
 ) -> list[Server]:
@@ -229,6 +238,7 @@ def _leaf_servers(
     setting = speed_setting(speed, leaf.platform, leaf.model, per_cage)
     # The far end is a server: the leaf port's headroom covers its own platform's response.
     headroom = cable_headroom(length_m, speed, mtu, leaf.platform.pfc_response_ns) if roce else 0
+    port_shared = (speed, role, mtu, roce, vlan, setting, headroom)
     for server_index in range(1, spec.per_leaf + 1):
         name = spec.name.format(fabric=spec.fabric, leaf=first.name, leaf_index=first.index, index=server_index, pod=leaf.pod, unit=unit)
         adapters = guids(name, first_number, server_index)
@@ -242,32 +252,14 @@ def _leaf_servers(
                 gateway, address = ipv4_pair(pools.servers + offset)
             elif addressed:
                 gateway, address, length = ipv4(leaf_block + 1), ipv4(leaf_block + 2 + slot), subnet_len
-            server_nics.append(
-                ServerNic(
-                    nic,
-                    leaf_name,
-                    leaf_if,
-                    speed,
-                    address,
-                    gateway,
-                    length,
-                    adapters[nic - 1][1] if adapters else "",
-                    rail,
-                    adapters[nic - 1][0] if adapters else "",
-                )
-            )
+            node_guid, port_guid = adapters[nic - 1] if adapters else ("", "")
+            server_nics.append(_NIC(nic, leaf_name, leaf_if, speed, address, gateway, length, port_guid, rail, node_guid))
             nic_name = nic_names[nic]
-            description, own_address = f"{name} {nic_name}", gateway if p2p else ""
-            interfaces.append(
-                Interface(
-                    leaf_if, cage, sub, speed, role, own_address, length, name, nic_name, description, mtu, roce, vlan, setting, headroom
-                )
-            )
+            own = gateway if p2p else ""
+            interfaces.append(_PORT(*port_shared, leaf_if, cage, sub, own, length, name, nic_name, f"{name} {nic_name}"))
             subnet = f"{gateway}/31" if p2p and gateway else ""
-            # A cable draft as `tuple.__new__(LinkDraft, values)`: the named tuple's own `__new__`
-            # is a Python function, 3x the cost; this runs for every GPU port.
-            link = (kind, Endpoint(name, nic_name, nic), Endpoint(leaf_name, leaf_if, cage), speed, subnet, address, gateway, length_m, mtu)
-            links.append(_new(LinkDraft, link))
+            a, z = _ENDPOINT(name, nic_name, nic), _ENDPOINT(leaf_name, leaf_if, cage)
+            links.append(_LINK(kind, a, z, speed, length_m, mtu, subnet, address, gateway))
             slot += 1
         result.append(Server(name, leaf.name, server_index, tuple(server_nics), leaf.pod, nic_model=spec.nic_model))
     if addressed and mode == "p2p" and slot:

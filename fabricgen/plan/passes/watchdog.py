@@ -10,7 +10,7 @@ platforms/<os>/platform.yml; docs/render.md, "PFC watchdog per platform"):
   multiples of it (NX-OS: `watch-dog interval`, `shutdown-multiplier`, `auto-restore multiplier`).
 
 The plan carries what each platform gets (`QosProfile.watchdog`), so the README and the docs
-never promise a timer a switch does not run, and `checks/qos.py` warns where it differs.
+never promise a timer a switch does not run, and `checks/watchdog.py` warns where it differs.
 """
 
 from __future__ import annotations
