@@ -19,6 +19,7 @@ from fabricgen.configs.ansible import ansible_host_vars, ansible_inventory
 from fabricgen.configs.devices import chosen_devices, device_configs, render_devices
 from fabricgen.core.model import Plan
 from fabricgen.infiniband.render import opensm_files
+from fabricgen.infiniband.switches import switch_split_files
 from fabricgen.render.context import Producer, RenderContext, RenderUnit
 from fabricgen.render.parallel import run_each, slices
 from fabricgen.render.serialize import device_fragments, fabric_fragment, plan_fragments, split_fragments
@@ -33,7 +34,15 @@ def plan_file(plan: Plan, context: RenderContext) -> dict[str, str]:
     return plan_fragments(plan)
 
 
-PRODUCERS: tuple[Producer, ...] = (device_configs, plan_file, ansible_inventory, ansible_host_vars, *ARTIFACT_PRODUCERS, opensm_files)
+PRODUCERS: tuple[Producer, ...] = (
+    device_configs,
+    plan_file,
+    ansible_inventory,
+    ansible_host_vars,
+    *ARTIFACT_PRODUCERS,
+    opensm_files,
+    switch_split_files,
+)
 _TIDY_BY_CONSTRUCTION: frozenset[Producer] = frozenset({plan_file})
 """Producers whose text is tidy by construction (orjson never writes trailing blanks): at
 5,000 switches the plan fragments are ~200 MB, and scanning them again costs time."""

@@ -84,6 +84,34 @@ partitions:
 leaves; tests/data/ibnetdiscover-hgx.txt is this fabric as ibnetdiscover prints it."""
 HGX_DISCOVERY = ROOT / "tests" / "data" / "ibnetdiscover-hgx.txt"
 
+HALF_CAGE_SM = """\
+fabric: {name: ibq, transport: infiniband}
+spines: {count: 2, model: nvidia-qm9700, name: "ibq-spine{index}"}
+leaves: {count: 2, model: nvidia-qm9700, name: "ibq-leaf{index}"}
+uplinks: {per_spine: 16}
+servers: {per_leaf: 31, nic: nvidia-connectx-7-osfp, name: "ibq-gpu{leaf_index}{index:02d}"}
+subnet_managers:
+  - {host: ibq-sm1, priority: 15, leaf: ibq-leaf1}
+  - {host: ibq-sm2, priority: 14, leaf: ibq-leaf2}
+opensm: {implementation: opensm, version: "3.3.24"}
+"""
+"""QM9700 leaves whose only free InfiniBand port is the second port of cage 16: 31 NDR servers
+fill cages 1-15 and port 16/1, 32 uplinks fill cages 17-32. Each dedicated SM host takes 16/2."""
+
+SPLIT_HALF_CAGE_SM = """\
+fabric: {name: ibs, transport: infiniband}
+spines: {count: 2, model: nvidia-qm9700, name: "ibs-spine{index}"}
+leaves: {count: 2, model: nvidia-qm9700, name: "ibs-leaf{index}"}
+uplinks: {per_spine: 16}
+servers: {per_leaf: 63, speed: 200G, nic: nvidia-connectx-7-osfp, name: "ibs-gpu{leaf_index}{index:02d}"}
+subnet_managers:
+  - {host: ibs-sm1, priority: 15, leaf: ibs-leaf1}
+  - {host: ibs-sm2, priority: 14, leaf: ibs-leaf2}
+opensm: {implementation: opensm, version: "3.3.24"}
+"""
+"""NDR200: 63 servers at 200G fill cages 1-16 (4 split ports each) but the last; 32 NDR uplinks
+fill cages 17-32. Each dedicated SM host takes the free NDR200 port of cage 16."""
+
 needs_sim = pytest.mark.skipif(
     bool(missing_tools()), reason=f"needs the Debian packages opensm ibsim-utils infiniband-diags (missing: {missing_tools()})"
 )
@@ -148,12 +176,14 @@ def drop_cable(net: str, a: str, a_port: int, z: str, z_port: int) -> str:
 
 
 __all__ = [
+    "HALF_CAGE_SM",
     "IB_HDR",
     "LARGE",
     "OPENSM_REFUSALS",
     "RAIL_SERVERS",
     "RAIL_SM_ON_SERVER",
     "ROOT",
+    "SPLIT_HALF_CAGE_SM",
     "cli",
     "copy_example",
     "drop_cable",

@@ -15,7 +15,17 @@ from click.testing import CliRunner
 
 from fabricgen.cli import main
 from fabricgen.infiniband.verify import Options, Report, verify
-from tests.ib_helpers import IB_HDR, LARGE, RAIL_SM_ON_SERVER, drop_cable, needs_sim, plan_and_files, write_inventory
+from tests.ib_helpers import (
+    HALF_CAGE_SM,
+    IB_HDR,
+    LARGE,
+    RAIL_SM_ON_SERVER,
+    SPLIT_HALF_CAGE_SM,
+    drop_cable,
+    needs_sim,
+    plan_and_files,
+    write_inventory,
+)
 
 pytestmark = needs_sim
 
@@ -97,6 +107,25 @@ def test_ndr200_split_fabric_passes(tmp_path: Path) -> None:
     report = verify(plan, files, Options(pairs=16, sample=4))
     assert report.ok, report.format()
     assert "discovered 4/4 switches, 128/128 HCAs, 192/192 cables" in report.format()
+
+
+@pytest.mark.parametrize(
+    ("text", "discovered", "master"),
+    [
+        # 2 x 31 NDR servers + 2 SM hosts on port 16/2; 2 x 32 uplinks.
+        (HALF_CAGE_SM, "discovered 4/4 switches, 64/64 HCAs, 128/128 cables", "MASTER on ibq-sm1"),
+        # 2 x 63 NDR200 servers + 2 SM hosts on split port 16/2/2; 2 x 32 uplinks.
+        (SPLIT_HALF_CAGE_SM, "discovered 4/4 switches, 128/128 HCAs, 192/192 cables", "MASTER on ibs-sm1"),
+    ],
+    ids=["twin-port-half", "ndr200-split-half"],
+)
+def test_dedicated_sm_hosts_in_half_cages_pass(tmp_path: Path, text: str, discovered: str, master: str) -> None:
+    """Before: refused, 'has no free port (32 cages, all used by servers and uplinks)'."""
+    plan, files = plan_and_files(write_inventory(tmp_path, text))
+    report = verify(plan, files, Options(pairs=16, sample=4))
+    assert report.ok, report.format()
+    assert discovered in report.format()
+    assert master in report.format()
 
 
 def test_root_guid_typo_and_partition_member_typo_fail() -> None:

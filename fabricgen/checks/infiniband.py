@@ -10,10 +10,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from fabricgen.core.diagnostics import Diagnostic, Severity
-from fabricgen.core.model import SM_ROLE, Plan
+from fabricgen.core.model import SM_ROLE, Device, Plan, SubnetManager
 from fabricgen.inventory.loader import SourceMap
 from fabricgen.inventory.validation.common import warning
 from fabricgen.plan.inputs import Inputs
+from fabricgen.plan.passes.infiniband import LeafCages
 
 
 def check_infiniband(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
@@ -57,19 +58,10 @@ def _ib_fat_tree(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diag
             )
     for device in plan.devices:
         if device.role == "leaf":
-            # The SM host's own port (role `sm`, plan/passes/sm_links.py) does not take its cage from it.
-            used = {i.port for i in device.interfaces if i.role != SM_ROLE}
+            cabled = {i.peer_device for i in device.interfaces if i.role == SM_ROLE}
             for sm in ib.subnet_managers:
-                if sm.leaf == device.name and not sm.server and (sm.leaf_port in used or sm.leaf_port > device.ports_total):
-                    # SM ports are cages: a twin-port (or split) cage holds several InfiniBand ports.
-                    cages = f"{device.ports_total} {'cages' if any(b.count > 1 for b in device.breakouts) else 'ports'}"
-                    what = "is taken by a server or an uplink" if sm.leaf_port in used else f"does not exist ({cages})"
-                    if sm.leaf_port == device.ports_total + 1:
-                        what = f"has no free port ({cages}, all used by servers and uplinks)"
-                        message = f"subnet manager {sm.host}: {device.name} {what}"
-                    else:
-                        message = f"subnet manager {sm.host}: port {sm.leaf_port} of {device.name} {what}"
-                    yield source.diagnostic(("subnet_managers", positions[sm.host]), message, hint=_sm_port_hint(plan))
+                if sm.leaf == device.name and not sm.server and sm.host not in cabled:
+                    yield source.diagnostic(("subnet_managers", positions[sm.host]), _sm_port_problem(sm, device), hint=_sm_port_hint(plan))
         elif device.role == "spine":
             down = sum(1 for i in device.interfaces if i.role == "downlink")
             radix = device.ports_total * max((b.count for b in device.breakouts), default=1)
@@ -125,18 +117,40 @@ def _ib_partition_rates(plan: Plan, source: SourceMap) -> Iterable[Diagnostic]:
             )
 
 
+def _sm_port_problem(sm: SubnetManager, leaf: Device) -> str:
+    """Why the planner left a dedicated SM host uncabled (plan/passes/sm_links.py). A leaf's ports
+    are InfiniBand ports in cages: a twin-port (or split) cage holds several."""
+    cages = f"{leaf.ports_total} {'cages' if any(b.count > 1 for b in leaf.breakouts) else 'ports'}"
+    if sm.leaf_port == leaf.ports_total + 1:
+        return f"subnet manager {sm.host}: {leaf.name} has no free port ({cages}, all used by servers and uplinks)"
+    if sm.leaf_port > leaf.ports_total:
+        what = f"does not exist ({cages})"
+    elif sm.leaf_sub == 0 and _has_free_port(leaf, sm.leaf_port):
+        what = "has a free port an SM host cannot share: its module is the uplinks', or runs another speed (both ports of a twin-port module are the same kind)"
+    else:
+        what = "is taken by a server or an uplink"
+    return f"subnet manager {sm.host}: port {sm.leaf_port} of {leaf.name} {what}"
+
+
+def _has_free_port(leaf: Device, cage: int) -> bool:
+    breakout = next((b for b in leaf.breakouts if b.port == cage), None)
+    return breakout is not None and sum(1 for i in leaf.interfaces if i.port == cage) < breakout.count
+
+
 def _free_leaf_ports(plan: Plan) -> dict[str, list[int]]:
-    """Leaf name -> ports no server, uplink or dedicated SM host uses."""
+    """Leaf name -> cages with a port a dedicated SM host can take (a free cage, or a free port of
+    a cage of hosts at the servers' speed: plan/passes/infiniband.py `LeafCages.free_port`)."""
     ib = plan.infiniband
-    taken: dict[str, set[int]] = defaultdict(set)
+    taken: dict[str, set[tuple[int, int]]] = defaultdict(set)
     for sm in ib.subnet_managers if ib else ():
         if not sm.server:
-            taken[sm.leaf].add(sm.leaf_port)
+            taken[sm.leaf].add((sm.leaf_port, sm.leaf_sub))
     free = {}
     for device in plan.devices:
         if device.role == "leaf":
-            used = {i.port for i in device.interfaces} | taken[device.name]
-            ports = [p for p in range(1, device.ports_total + 1) if p not in used]
+            speed = next((i.speed for i in device.interfaces if i.role.startswith("server")), 0)
+            cages = LeafCages(device)
+            ports = [p for p in range(1, device.ports_total + 1) if cages.free_port(p, taken[device.name], speed)]
             if ports:
                 free[device.name] = ports
     return free

@@ -101,6 +101,10 @@ class Platform:
     """`speed` value of every routed port ({speed} G, {mbps}, {lanes}); empty: no speed line."""
     breakout_speed_format: str = ""
     """`speed` value of a logical port of a broken-out cage; empty: no speed line."""
+    split_interface_name: str = ""
+    """Name of a logical port of a twin-port cage whose two ports are each split in two
+    ({port} cage, {half} its port, {split} the half of that port: NVIDIA Quantum-2 1/3/1/2);
+    empty: `breakout_interface_name` for every breakout."""
     pfc_response_ns: int = 0
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
     ecmp_hash: dict[str, str] = field(default_factory=dict)
@@ -123,6 +127,9 @@ class Platform:
     def port_name(self, port: int, sub: int, per_cage: int, lanes: int) -> str:
         """Interface name of logical port `sub` (1-based) of cage `port` broken into `per_cage`."""
         lane = (sub - 1) * max(lanes // per_cage, 1) + 1
+        if per_cage > 2 and self.split_interface_name:
+            per_half = per_cage // 2
+            return self.split_interface_name.format(port=port, half=(sub - 1) // per_half + 1, split=(sub - 1) % per_half + 1)
         pattern = self.interface_name if per_cage == 1 else self.breakout_interface_name
         return pattern.format(port=port, sub=sub, lane=lane)
 
@@ -547,6 +554,9 @@ class SubnetManager:
     nic_model: str = ""
     """Catalog NIC model of a dedicated host's HCA (the servers' `servers.nic`); its cable is a
     plan link of kind `sm-leaf` whose media the same rule chooses."""
+    leaf_sub: int = 1
+    """Logical port of cage `leaf_port` the host is cabled to (2: the second port of a twin-port
+    cage, 1-4 in a cage split into NDR200 ports); 0 when that cage has no port it can use."""
 
 
 @record
@@ -609,6 +619,27 @@ class SmProtection:
 
 
 @record
+class SplitLeg:
+    """One split port of a switch and what is cabled to it (`peer`, empty when nothing is)."""
+
+    name: str
+    peer: str
+
+
+@record
+class SwitchSplit:
+    """A switch with ports split into narrower ports (HDR100 on a QM8790 cage, NDR200 on a port of
+    a QM9700 twin-port cage), which its OS must be told: NVIDIA switches do not sense split
+    cables. `ports` are the ports to split (as named before the split), `legs` the ports that
+    result, in port order."""
+
+    switch: str
+    model: str
+    ports: tuple[str, ...]
+    legs: tuple[SplitLeg, ...]
+
+
+@record
 class InfinibandPlan:
     """Everything OpenSM needs, computed: the templates in templates/opensm/ only print it."""
 
@@ -654,6 +685,8 @@ class InfinibandPlan:
     """Intent only: SHARP needs NVIDIA MLNX OpenSM / UFM, nothing is rendered for upstream OpenSM."""
     adaptive_routing_engine: str = ""
     """Intent only (`ar_updn`, ...): MLNX OpenSM / UFM engines, not rendered for upstream OpenSM."""
+    switch_splits: tuple[SwitchSplit, ...] = ()
+    """Switches whose ports must be split before cabling, in device order (plan/passes/ib_split.py)."""
 
     @property
     def cc_control_map(self) -> int:

@@ -56,6 +56,7 @@ from fabricgen.plan.passes.drain import drained_switches
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
 from fabricgen.plan.passes.forwarding import with_forwarding
 from fabricgen.plan.passes.headroom import port_headroom
+from fabricgen.plan.passes.ib_split import switch_splits
 from fabricgen.plan.passes.media import choose_media
 from fabricgen.plan.passes.qos import roce_policy
 from fabricgen.plan.passes.servers import Attached, ServerGuids, attach_servers, attachment_of, nic_model_of
@@ -231,11 +232,12 @@ def _infiniband(
     if inputs.fabric.transport != "infiniband":
         return devices, None, [], ()
     devices = ib_plan.pin_switch_guids(devices, inputs.guids)
-    infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers))
+    infiniband, warnings = ib_plan.build_infiniband(inputs, devices, list(attached.servers), speed)
     lane_rates = {name: model.cage_lane_rate for name, model in catalog.items()}
     infiniband = dataclasses.replace(infiniband, sm_software=sm_software(inputs.opensm, devices, lane_rates))
     length = length_m(inputs.cabling.length["server-leaf"])
     devices, sm_links = cable_subnet_managers(infiniband, devices, catalog, all_platforms, speed, length)
+    infiniband = dataclasses.replace(infiniband, switch_splits=switch_splits(devices, catalog, all_platforms))
     return devices, infiniband, warnings, sm_links
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+from collections import defaultdict
 from collections.abc import Mapping
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
-from fabricgen.core.model import Device, InfinibandPlan, NodeName, Partition, Server, SmProtection, SubnetManager
-from fabricgen.inventory.loader import SourceMap
+from fabricgen.core.model import SM_ROLE, Device, InfinibandPlan, Interface, NodeName, Partition, Server, SmProtection, SubnetManager
 from fabricgen.plan.guids import KIND_SM, placeholder_guid
 from fabricgen.plan.inputs import GuidPin, Inputs, default_subnet_manager
 
@@ -28,17 +28,67 @@ MAX_OP_VLS = {1: 1, 2: 2, 4: 3, 8: 4}
 """OpenSM's max_op_vls is an encoding: 1 = VL0, 2 = VL0-1, 3 = VL0-3, 4 = VL0-7."""
 
 
-def first_free_port(leaf: Device, taken: set[int]) -> int:
-    """The highest cage of `leaf` that no server, uplink or earlier SM host uses (uplinks take the top);
-    one past the last cage when none is free (the checks then say the leaf is full).
+Port = tuple[int, int]
+"""(cage, logical port in the cage): an InfiniBand port of a leaf."""
 
-    Counted from the top: servers fill a leaf from cage 1 upwards, so adding a server never
-    lands on the SM host's cage and moves its cable (they meet only when the leaf is full).
-    Counting from the planned interfaces, not from servers.per_leaf x ports_per_server: on a
-    rail-optimised fabric a leaf carries one port per server, whatever each server's NIC count.
+
+def _host_role(role: str) -> bool:
+    return role.startswith("server") or role == SM_ROLE
+
+
+class LeafCages:
+    """A leaf's planned interfaces and breakouts by cage, built once per leaf so that looking at
+    every cage stays linear in the leaf's ports."""
+
+    def __init__(self, leaf: Device) -> None:
+        self.leaf = leaf
+        self.interfaces: dict[int, list[Interface]] = defaultdict(list)
+        for interface in leaf.interfaces:
+            self.interfaces[interface.port].append(interface)
+        self.breakouts = {b.port: b for b in leaf.breakouts}
+
+    def free_port(self, cage: int, taken: set[Port], speed: int) -> int:
+        """The first logical port of `cage` a dedicated SM host at `speed` can take; 0 when none.
+
+        A cage nothing uses gives its first port. A cage already in use gives a free port only
+        when it carries hosts (servers or SM hosts) at the SM's speed: its module or cable is
+        then the same kind as the SM's link (a 1:2 splitter's free leg, or a free optical port of
+        the same twin-port module), since both ports of a twin-port module are straight or both
+        split (docs/infiniband.md). Never a free half of an uplink cage, whose module is of
+        another kind.
+        """
+        on_cage = self.interfaces.get(cage, [])
+        used = {i.sub for i in on_cage} | {sub for c, sub in taken if c == cage}
+        if not used:
+            return 1
+        breakout = self.breakouts.get(cage)
+        if breakout is None or breakout.speed != speed or not all(_host_role(i.role) for i in on_cage):
+            return 0
+        return next((sub for sub in range(1, breakout.count + 1) if sub not in used), 0)
+
+
+def free_leaf_port(leaf: Device, taken: set[Port], speed: int) -> Port:
+    """Where a dedicated SM host goes on `leaf`: a free port of a partly used host cage (the
+    highest), else the highest cage nothing uses; (cages + 1, 1) when none is free (the checks
+    then say the leaf is full).
+
+    Ports, not cages: on a QM9700 whose servers leave the second port of their last cage free,
+    the SM host takes that port (and the free leg of the servers' splitter) instead of being
+    refused. Counted from the top: servers fill a leaf from cage 1 upwards, so a new server
+    lands on the SM's half port only when the last server cage fills; the re-planned SM host then
+    moves to the highest free cage (pin `port:` to keep it put). Counted from the planned
+    interfaces, not from servers.per_leaf x ports_per_server: on a rail-optimised fabric a leaf
+    carries one port per server, whatever each server's NIC count.
     """
-    used = {i.port for i in leaf.interfaces} | taken
-    return next((port for port in range(leaf.ports_total, 0, -1) if port not in used), leaf.ports_total + 1)
+    cages = LeafCages(leaf)
+    used = set(cages.interfaces) | {cage for cage, _ in taken}
+    for cage in range(leaf.ports_total, 0, -1):
+        if cage in used:
+            sub = cages.free_port(cage, taken, speed)
+            if sub:
+                return cage, sub
+    free = next((cage for cage in range(leaf.ports_total, 0, -1) if cage not in used), leaf.ports_total + 1)
+    return free, 1
 
 
 def pin_switch_guids(devices: tuple[Device, ...], pins: Mapping[str, GuidPin]) -> tuple[Device, ...]:
@@ -51,12 +101,12 @@ def pin_switch_guids(devices: tuple[Device, ...], pins: Mapping[str, GuidPin]) -
     )
 
 
-def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[Server]) -> tuple[InfinibandPlan, list[str]]:
-    """The InfinibandPlan and its warnings; FabricError for references that resolve to nothing."""
+def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[Server], speed: int) -> tuple[InfinibandPlan, list[str]]:
+    """The InfinibandPlan and its warnings; FabricError for references that resolve to nothing.
+    `speed`: the host links' speed, which a dedicated SM host's link runs too."""
     problems: list[Diagnostic] = []
     by_name = {s.name: s for s in servers}
-    source = inputs.source
-    sms = _subnet_managers(inputs, by_name, [d for d in devices if d.role == "leaf"], source, problems)
+    sms = _subnet_managers(inputs, by_name, [d for d in devices if d.role == "leaf"], speed, problems)
     partitions = _partitions(inputs, by_name, problems)
     if problems:
         raise FabricError(problems)
@@ -110,15 +160,15 @@ def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[
 
 
 def _subnet_managers(
-    inputs: Inputs, by_name: dict[str, Server], leaves: list[Device], source: SourceMap, problems: list[Diagnostic]
+    inputs: Inputs, by_name: dict[str, Server], leaves: list[Device], speed: int, problems: list[Diagnostic]
 ) -> list[SubnetManager]:
     """Where each OpenSM runs: on a planned server's HCA, or on a dedicated host (with the servers'
     HCA model) cabled to a leaf (alternately the first and the last leaf unless `leaf:` is given)
-    on its highest free cage (`first_free_port`) unless `port:` is given."""
-    prefix, pins = inputs.guid_prefix, inputs.guids
+    on its free port (`free_leaf_port`), or the first free port of cage `port:` when given."""
+    prefix, pins, source = inputs.guid_prefix, inputs.guids, inputs.source
     leaf_names = {d.name for d in leaves}
     sms: list[SubnetManager] = []
-    taken: dict[str, set[int]] = {}
+    taken: dict[str, set[Port]] = {}
     dedicated = 0
     for sm in inputs.subnet_managers or (default_subnet_manager(inputs.fabric.name),):
         host, priority = sm.host, sm.priority
@@ -141,14 +191,18 @@ def _subnet_managers(
         if leaf not in leaf_names:
             problems.append(source.diagnostic((*sm.path, "leaf"), f"unknown leaf '{leaf}' for subnet manager {host}"))
             continue
-        port = sm.port or first_free_port(next(d for d in leaves if d.name == leaf), taken.get(leaf, set()))
-        taken.setdefault(leaf, set()).add(port)
+        device, on_leaf = next(d for d in leaves if d.name == leaf), taken.setdefault(leaf, set())
+        if sm.port:
+            port, sub = sm.port, LeafCages(device).free_port(sm.port, on_leaf, speed)
+        else:
+            port, sub = free_leaf_port(device, on_leaf, speed)
+        on_leaf.add((port, sub))
         pin = pins.get(host)
         node_guid = (sm.node_guid or (pin and pin.node) or placeholder_guid(prefix, KIND_SM, dedicated)).lower()
         pinned_ports = pin.ports if pin else ()
         port_guid = (sm.guid or (pinned_ports[0] if pinned_ports else "") or f"0x{int(node_guid, 16) + 1:016x}").lower()
         placeholder = not (sm.node_guid or pin or sm.guid)
-        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port, inputs.servers.nic))
+        sms.append(SubnetManager(host, priority, port_guid, node_guid, placeholder, "", leaf, port, inputs.servers.nic, sub))
     return sms
 
 

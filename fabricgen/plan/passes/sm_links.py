@@ -1,13 +1,15 @@
 """Pass: the dedicated subnet-manager hosts' cables, as plan links of kind `sm-leaf`.
 
-A dedicated OpenSM host (`subnet_managers[]` naming no planned server) is cabled to a free cage
-of a leaf (plan/passes/infiniband.py picks the leaf and the cage). Its cable is a link like any
-other: the media pass chooses its medium from both ends (the host's HCA model, the leaf's cage),
-and the cabling plan, the BOM, NetBox, the ibsim topology and `ib verify` read it from
-`plan.links`. The leaf gets the port as an interface of role `sm`, so its port count and
-free-port hints see it.
+A dedicated OpenSM host (`subnet_managers[]` naming no planned server) is cabled to a free port
+of a leaf (plan/passes/infiniband.py picks the leaf, the cage and the port in it: a free half of
+a twin-port cage the servers use, or a free cage). Its cable is a link like any other: the media
+pass chooses its medium from both ends (the host's HCA model, the leaf's cage, shared with the
+servers' links when they are in the same cage: the same splitter cable or twin-port module), and
+the cabling plan, the BOM, NetBox, the ibsim topology and `ib verify` read it from `plan.links`.
+The leaf gets the port as an interface of role `sm`, so its port count and free-port hints see
+it.
 
-An SM host whose cage is taken or does not exist is left uncabled here: the checks report it at
+An SM host whose port is taken or does not exist is left uncabled here: the checks report it at
 its `subnet_managers` entry (one finding, not also a port collision).
 """
 
@@ -60,21 +62,34 @@ def cable_subnet_managers(
 def _with_sm_ports(
     leaf: Device, hosts: list[SubnetManager], model: Model, platform: Platform, speed: int, length_m: float, links: list[Link]
 ) -> Device:
-    """`leaf` with a port per SM host on a free cage (the host on the cage's first logical port)."""
+    """`leaf` with a port per SM host on its planned port (`leaf_port`, logical port `leaf_sub`)."""
     per_cage = model.logical_ports(speed) or 1
-    used = {i.port for i in leaf.interfaces}
+    used = {(i.port, i.sub) for i in leaf.interfaces}
     interfaces = list(leaf.interfaces)
     breakouts = {b.port: b for b in leaf.breakouts}
     for sm in hosts:
-        if sm.leaf_port in used or not 1 <= sm.leaf_port <= leaf.ports_total:
+        port = (sm.leaf_port, sm.leaf_sub)
+        if port in used or not 1 <= sm.leaf_port <= leaf.ports_total or not 1 <= sm.leaf_sub <= per_cage:
             continue
-        used.add(sm.leaf_port)
-        name = platform.port_name(sm.leaf_port, 1, per_cage, model.lanes)
+        used.add(port)
+        name = platform.port_name(sm.leaf_port, sm.leaf_sub, per_cage, model.lanes)
         pattern = platform.breakout_speed_format if per_cage > 1 else platform.speed_format
         setting = pattern.format(speed=speed, mbps=speed * 1000, lanes=max(model.lanes // per_cage, 1))
         interfaces.append(
             Interface(
-                name, sm.leaf_port, 1, speed, SM_ROLE, "", 0, sm.host, SM_NIC, f"{sm.host} {SM_NIC}", leaf.mtu, False, speed_setting=setting
+                name,
+                sm.leaf_port,
+                sm.leaf_sub,
+                speed,
+                SM_ROLE,
+                "",
+                0,
+                sm.host,
+                SM_NIC,
+                f"{sm.host} {SM_NIC}",
+                leaf.mtu,
+                False,
+                speed_setting=setting,
             )
         )
         if per_cage > 1:
