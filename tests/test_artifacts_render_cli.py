@@ -15,9 +15,11 @@ from tests.conftest import EXAMPLES, example_plan
 INVENTORY = str(EXAMPLES / "pod-mixed")
 
 
-def _render(out: Path, *args: str) -> tuple[int, str]:
+def _render(out: Path, *args: str, stream: str = "output") -> tuple[int, str]:
+    """Exit code and what the command printed: both streams (`output`), or one (`stdout`: the
+    JSON summary, without the inventory's warnings, which go to stderr)."""
     result = CliRunner().invoke(main, ["render", INVENTORY, "-o", str(out), *args])
-    return result.exit_code, result.output
+    return result.exit_code, getattr(result, stream)
 
 
 def _snapshot(out: Path) -> dict[str, bytes]:
@@ -62,13 +64,13 @@ def test_check_on_a_missing_output_fails(tmp_path: Path) -> None:
 
 def test_json_summary(tmp_path: Path) -> None:
     out = tmp_path / "pod2"
-    code, output = _render(out, "--json")
+    code, output = _render(out, "--json", stream="stdout")
     assert code == 0
     data = json.loads(output)
     assert data["fabric"] == "pod2" and data["check"] is False and data["differs"] is True
     assert "cabling.csv" in data["added"] and "lab/pod2.clab.yml" in data["added"]
     assert "pod2-leaf01" in data["devices_changed"]
-    code, output = _render(out, "--check", "--json")
+    code, output = _render(out, "--check", "--json", stream="stdout")
     assert code == 0
     data = json.loads(output)
     assert data["check"] is True and data["differs"] is False and data["added"] == []

@@ -84,6 +84,7 @@ NXOS_ORDER = [
     r"class-map ",
     r"policy-map ",
     r"system qos",
+    r"priority-flow-control ",
     r"ntp server ",
     r"ip load-sharing ",
     r"vlan \d",
@@ -103,7 +104,8 @@ NXOS_ORDER = [
 """NX-OS `show running-config` order: hostname, features, QoS class/policy maps and `system qos`
 before NTP, VLANs before route-maps and `vrf context`, SVIs before Ethernet ports, mgmt0 before
 loopback0, routing processes last (public NX-OS 9.2-9.3 `show running-config` outputs,
-docs/render.md "What a device config contains")."""
+docs/render.md "What a device config contains"). The global PFC watchdog lines sit after
+`system qos`, where fabricgen prints them; their place is not confirmed in a source."""
 
 
 def _top_level(config: str) -> list[str]:

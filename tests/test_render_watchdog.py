@@ -18,6 +18,7 @@ import pytest
 from fabricgen.core.model import Plan
 from fabricgen.pipeline import load_and_plan
 from fabricgen.producers import render_files
+from fabricgen.push.ownership import owned_text
 from fabricgen.render.context import RenderContext
 from tests.fabrics import fabric, write
 from tests.render_cases import device_configs, inventory_ids, rendered
@@ -95,6 +96,14 @@ def test_pod_mixed_nxos_polls_every_100_ms_not_the_10_ms_asked() -> None:
     nxos = [config for device, config in device_configs("inventories/pod-mixed") if device.platform == "nxos"]
     assert nxos and {nxos_watchdog(config) for config in nxos} == {(100, 1000, 100)}
     assert _timers(plan, "eos") == (50, 1000, 10)
+
+
+def test_the_global_watchdog_lines_are_what_a_push_owns() -> None:
+    """Remediation and the drift check compare only owned sections: unowned, the NX-OS global
+    watchdog lines would never reach a switch through `diff --running` nor show as drift."""
+    for device, config in device_configs("inventories/pod-mixed"):
+        kept = owned_text(device.platform, config)
+        assert READ[device.platform](kept) == READ[device.platform](config) is not None, device.name
 
 
 @pytest.mark.parametrize(("asked", "expected"), CASES, ids=[f"{t}-{r}-{p}" for (t, r, p), _ in CASES])
