@@ -181,7 +181,9 @@ def test_host_pages_give_each_tenant_its_pkey_index_and_sl(tmp_path: Path) -> No
     result, out = render_cli(tmp_path, RAIL_SM_ON_SERVER)
     assert result.exit_code == 0, result.output
     page = (out / "hosts" / "ibr-su1-gpu02.md").read_text()
-    assert 'export NCCL_IB_HCA="=${NIC1_RDMA}:1,${NIC2_RDMA}:1,${NIC3_RDMA}:1,${NIC4_RDMA}:1"' in page
+    # Each NIC is its own adapter, named as node-name-map names it (NIC n = mlx5_(n-1)).
+    assert 'export NCCL_IB_HCA="=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"' in page and "RDMA" not in page.split("```")[1]
+    assert "| nic3 | mlx5_2 | ibr-leaf03 |" in page and "/sys/class/infiniband/mlx5_0/ports/1/pkeys" in page
     t1, t3 = page.split("## Tenant t1: P_Key 0x0101 (limited member), SL 0")[1].split("## Tenant t3: P_Key 0x8a03 (full member), SL 2")
     assert "export NCCL_IB_PKEY=1 " in t1 and "export NCCL_IB_SL=0" in t1
     assert "export NCCL_IB_PKEY=2 " in t3 and "export NCCL_IB_SL=2" in t3 and "export UCX_IB_SL=2" in t3
@@ -194,7 +196,7 @@ def test_host_pages_give_each_tenant_its_pkey_index_and_sl(tmp_path: Path) -> No
     assert "NICs differ (indexes 2, 3)" in master
     rows = (out / "ib-hosts.csv").read_text().splitlines()
     # NIC 3 is the server's third adapter: node GUID base + 4, port GUID base + 5 (plan/guids.py).
-    assert "ibr-su1-gpu02,nic3,ibr-leaf03,2,0x02fab00030008045,t3,0x8a03,full,2,2,8a03" in rows
+    assert "ibr-su1-gpu02,nic3,mlx5_2,ibr-leaf03,2,0x02fab00030008045,t3,0x8a03,full,2,2,8a03" in rows
 
 
 CONGESTION_CONTROL = "opensm: {congestion_control: {enabled: true, threshold: 8, marking_rate: 10}}\n"

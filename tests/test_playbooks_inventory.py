@@ -30,7 +30,14 @@ def test_groups_and_host_vars_come_from_the_plan() -> None:
 def test_sm_hosts_point_at_their_rendered_folder() -> None:
     plan = load_and_plan(EXAMPLES / "ib-hdr").plan
     files = ansible_host_vars(plan, RenderContext())
-    assert yaml.safe_load(files["ansible/host_vars/ib1-sm1.yml"]) == {"fabricgen_opensm_dir": "opensm/ib1-sm1"}
+    # ...and what the opensm_deploy role checks before it pushes: the SM software, protection planned.
+    assert yaml.safe_load(files["ansible/host_vars/ib1-sm1.yml"]) == {
+        "fabricgen_opensm_dir": "opensm/ib1-sm1",
+        "opensm_implementation": "opensm",
+        "opensm_minimum_version": "3.3.21",
+        "opensm_link_generation": "HDR",
+        "opensm_protection": True,
+    }
 
 
 def test_limit_renders_only_the_selected_hosts() -> None:

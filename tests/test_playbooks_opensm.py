@@ -45,6 +45,15 @@ pytestmark = [
 STANDINS = ROOT / "tests" / "standins"
 # Restart-only option (read at start) absent from the rendered file: appending it forces a restart.
 RESTART_ONLY = "max_reverse_hops 1\n"
+# The subnet's protection keys, supplied at push time through the environment (never rendered).
+KEYS = {"m_key": "0x5eed5eed0000a001", "sm_key": "0x5eed5eed0000b002", "sa_key": "0x5eed5eed0000c003"}
+KEYS_ENV = {f"FABRICGEN_OPENSM_{name.upper()}": value for name, value in KEYS.items()}
+KEY_LINES = "".join(f"{name} {value}\n" for name, value in KEYS.items())
+
+
+def _without_keys(text: str) -> str:
+    """A live opensm.conf without the block of keys the role adds (what was rendered)."""
+    return text.split("\n# Protection keys:")[0].rstrip("\n") + "\n"
 
 
 def _free_port() -> int:
@@ -58,6 +67,7 @@ class SmHost:
     build: Path
     rendered: Path  # build/<fabric>/opensm/<host>/
     live: Path  # the SM host's /etc/opensm stand-in folder
+    default: Path  # the SM host's /etc/default/opensm stand-in file
     state: Path  # what the opensm stand-in loaded
     runner: PlaybookRunner
 
@@ -124,8 +134,10 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
     # partition missing) and no QoS policy yet.
     rendered = build / "opensm" / host
     for path in rendered.iterdir():
-        if path.name not in ("partitions.conf", "qos-policy.conf"):
+        if path.name not in ("partitions.conf", "qos-policy.conf", "default-opensm"):
             shutil.copy(path, live / path.name)
+    # The SM host's /etc/default/opensm (a stand-in path): already the planned PORTS=.
+    shutil.copy(rendered / "default-opensm", tmp_path / "sm" / "etc-default-opensm")
     partitions = (rendered / "partitions.conf").read_text()
     (live / "partitions.conf").write_text(partitions[: partitions.rindex("\n#")] + "\n")
     control = [sys.executable, str(STANDINS / "opensm_standin.py")]
@@ -144,6 +156,8 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
         "opensm_deploy_owner": user,
         "opensm_deploy_group": grp.getgrgid(os.getgid()).gr_name,
         "opensm_deploy_conf_validator": str(tmp_path / "sm" / "fabricgen-opensm-validate-conf"),
+        "opensm_deploy_default_file": str(tmp_path / "sm" / "etc-default-opensm"),
+        "opensm_deploy_ports_commands": [[*control, "stop", str(live), str(state)], [*control, "start", str(live), str(state)]],
         "opensm_deploy_reload_command": [*control, "reload", str(live), str(state)],
         "opensm_deploy_restart_command": [*control, "restart", str(live), str(state)],
         "opensm_deploy_status_command": [*control, "status", str(live), str(state)],
@@ -153,10 +167,10 @@ def sm(tmp_path: Path) -> Iterator[SmHost]:
         "opensm_deploy_wait_retries": 2,
     }
     inventory.write_text(yaml.safe_dump({"all": {"hosts": {host: host_vars}}}))
-    runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", inventory], {"FABRICGEN_CHANGE_ID": "CHG7"})
+    runner = PlaybookRunner(tmp_path, [build / "ansible" / "hosts.yml", inventory], {"FABRICGEN_CHANGE_ID": "CHG7", **KEYS_ENV})
     try:
         assert wait_until(lambda: _listening(port), timeout=30, interval=0.02), "sshd never listened"
-        yield SmHost(build, build / "opensm" / host, live, state, runner)
+        yield SmHost(build, build / "opensm" / host, live, tmp_path / "sm" / "etc-default-opensm", state, runner)
     finally:
         runner.stop_leftovers()
         pidfile = state / "pid"
@@ -191,7 +205,19 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
     push = sm.run("deploy.yml", "--diff")
     assert push.returncode == 0, push.stdout + push.stderr
     for path in sm.rendered.iterdir():
-        assert (sm.live / path.name).read_text() == path.read_text(), path.name
+        live = sm.default if path.name == "default-opensm" else sm.live / path.name
+        text = live.read_text()
+        assert (_without_keys(text) if path.name == "opensm.conf" else text) == path.read_text(), path.name
+    # M_Key protection is planned: the keys from the environment are in the live file (after what
+    # was rendered, only root reads it), OpenSM's parser loaded them; never in the rendered file,
+    # the output of the push (even with --diff) or the controller's backups.
+    live_conf = (sm.live / "opensm.conf").read_text()
+    assert live_conf.endswith(KEY_LINES) and "m_key_protection_level 1\n" in live_conf
+    assert (sm.live / "opensm.conf").stat().st_mode & 0o777 == 0o600
+    assert "Loading Cached Option:m_key = 0x5eed5eed0000a001" in (sm.state / "parser.log").read_text()
+    for value in KEYS.values():
+        assert value not in rendered_conf and value not in push.stdout + push.stderr
+        assert not [p for p in sm.runner.backups.rglob("*") if p.is_file() and value in p.read_text(errors="replace")]
     assert sm.events() == ["start", "reload"]
     assert sm.loaded() == sm.live_digests()  # the reload picked up exactly the pushed files
     assert (sm.runner.backups / "ib1" / "running" / "opensm" / sm.rendered.name / "partitions.conf").read_text() == old_partitions
@@ -216,14 +242,15 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
     (sm.rendered / "opensm.conf").write_text(rendered_conf + RESTART_ONLY)
     restart = sm.run("deploy.yml", "--tags", "opensm_conf")
     assert restart.returncode == 0, restart.stdout + restart.stderr
-    assert (sm.live / "opensm.conf").read_text().endswith(RESTART_ONLY)
+    assert RESTART_ONLY in (sm.live / "opensm.conf").read_text()
     assert "tenant-pending" not in (sm.live / "partitions.conf").read_text()
     assert sm.events() == ["start", "reload", "stop", "start"]
 
     # 5. rollback.yml restores the backup taken before step 4, and restarts again.
     back = sm.run("rollback.yml")
     assert back.returncode == 0, back.stdout + back.stderr
-    assert (sm.live / "opensm.conf").read_text() == rendered_conf
+    restored = (sm.live / "opensm.conf").read_text()  # the backup kept no keys: the rollback's push added them again
+    assert _without_keys(restored) == rendered_conf and restored.endswith(KEY_LINES)
     assert sm.events()[-2:] == ["stop", "start"]
     events = sm.events()
 
@@ -254,6 +281,29 @@ def test_opensm_push_over_ssh(sm: SmHost) -> None:
     assert sm.events()[-1] == "reload"
 
 
+def test_ports_and_the_opensm_version_on_the_sm_host(sm: SmHost) -> None:
+    """/etc/default/opensm as the package ships it (PORTS=ALL: one OpenSM per HCA port) becomes
+    the planned port, by a stop and start of opensm.service; an OpenSM older than the plan's
+    minimum for its links refuses the push before anything is touched."""
+    plan = json.loads((sm.build / "plan" / "fabric.json").read_text())
+    guid = {s["host"]: s["port_guid"] for s in plan["infiniband"]["subnet_managers"]}[sm.rendered.name]
+    sm.default.write_text("PORTS=ALL\n")
+    push = sm.run("deploy.yml")
+    assert push.returncode == 0, push.stdout + push.stderr
+    assert [line for line in sm.default.read_text().splitlines() if not line.startswith("#")] == [f'PORTS="{guid}"']
+    assert sm.events() == ["start", "stop", "start"]  # the wrapper stopped (every instance) and started
+    assert (sm.runner.backups / "ib1" / "running" / "opensm" / sm.rendered.name / "default-opensm").read_text() == "PORTS=ALL\n"
+
+    # The host runs Debian 12's OpenSM 3.3.23; a plan for NDR links needs 3.3.24.
+    (sm.rendered / "partitions.conf").write_text((sm.rendered / "partitions.conf").read_text() + "\n")
+    live, events = sm.live_digests(), sm.events()
+    old = sm.run("deploy.yml", "-e", "opensm_minimum_version=3.3.24", "-e", "opensm_link_generation=NDR")
+    assert old.returncode != 0
+    said = " ".join(old.stdout.split())
+    assert "OpenSM 3.3.23 on this host is below 3.3.24, the first upstream OpenSM for the plan's NDR links" in said, old.stdout[-3000:]
+    assert sm.live_digests() == live and sm.events() == events
+
+
 def test_the_reload_addresses_the_instance_unit_of_the_planned_port_guid(tmp_path: Path) -> None:
     """Debian 12's opensm.service is a oneshot wrapper; the daemon runs in opensm@<port GUID>."""
     build, host = _render_ib(tmp_path)
@@ -265,3 +315,23 @@ def test_the_reload_addresses_the_instance_unit_of_the_planned_port_guid(tmp_pat
     assert defaults["opensm_deploy_service"] == "opensm@{{ opensm_port_guid }}.service"
     for command in ("reload", "restart", "status"):
         assert defaults[f"opensm_deploy_{command}_command"][-1] == "{{ opensm_deploy_service }}"
+
+
+def test_protection_planned_without_keys_refuses_the_push(sm: SmHost) -> None:
+    """A key missing, malformed or shared refuses before anything is touched, naming the variable
+    and never a value."""
+    live, events = sm.live_digests(), sm.events()
+    missing = sm.run("deploy.yml", "-e", "opensm_deploy_m_key=")
+    assert missing.returncode != 0
+    said = " ".join(missing.stdout.split())
+    assert "M_Key protection is planned (opensm.protection) but opensm_deploy_m_key is not set" in said, missing.stdout[-3000:]
+    assert "FABRICGEN_OPENSM_M_KEY" in said
+    same = sm.run("deploy.yml", "-e", f"opensm_deploy_sa_key={KEYS['sm_key']}", "-e", "opensm_deploy_m_key=12")
+    assert same.returncode != 0
+    said = " ".join(same.stdout.split())
+    assert (
+        "opensm_deploy_m_key is not 0x and 1-16 hex digits" in said
+        and "opensm_deploy_sm_key and opensm_deploy_sa_key are the same key" in said
+    )
+    assert KEYS["sm_key"] not in same.stdout + same.stderr
+    assert sm.live_digests() == live and sm.events() == events

@@ -28,6 +28,7 @@ from fabricgen.checks.fabric import (
 from fabricgen.checks.forwarding import check_load_balancing, check_strict_queues, check_traffic_classes
 from fabricgen.checks.headroom import check_pfc_headroom
 from fabricgen.checks.ib_jobs import check_job_partitions
+from fabricgen.checks.ib_protection import check_sm_protection
 from fabricgen.checks.ib_sm import check_sm_software
 from fabricgen.checks.infiniband import check_infiniband
 from fabricgen.checks.jobs import check_jobs
@@ -93,6 +94,7 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (
     PlanCheck("asns", check_asns),
     PlanCheck("infiniband", check_infiniband),
     PlanCheck("subnet manager software", check_sm_software),
+    PlanCheck("subnet manager protection", check_sm_protection),
     PlanCheck("rails", check_rails),
     PlanCheck("tier asns", check_tier_asns),
     PlanCheck("management gateway", check_gateway_users),

@@ -9,7 +9,7 @@ from typing import Any
 
 from fabricgen.configs.rollout_bounds import capacity_vars, rail_groups
 from fabricgen.core.catalog import catalog_data, platforms
-from fabricgen.core.model import Device, Interface, Plan, RocePolicy
+from fabricgen.core.model import Device, InfinibandPlan, Interface, Plan, RocePolicy
 from fabricgen.render.context import RenderContext
 from fabricgen.render.yamlemit import block_scalar, plain_texts, yaml_text
 
@@ -97,9 +97,22 @@ def ansible_host_vars(plan: Plan, context: RenderContext) -> dict[str, str]:
         )
     if plan.infiniband:
         for sm in plan.infiniband.subnet_managers:
-            data_sm = {"fabricgen_opensm_dir": f"opensm/{sm.host}"}
+            data_sm = {"fabricgen_opensm_dir": f"opensm/{sm.host}", **_sm_push_vars(plan.infiniband)}
             files[f"ansible/host_vars/{sm.host}.yml"] = header + yaml_text(data_sm)
     return files
+
+
+def _sm_push_vars(ib: InfinibandPlan) -> dict[str, str | bool]:
+    """What the opensm_deploy role checks on the SM host before it pushes: the planned SM, the
+    first upstream OpenSM that runs the fabric's links ('' = none known or an NVIDIA SM), and
+    whether M_Key protection is planned (then the push needs the keys, supplied at push time)."""
+    sm = ib.sm_software
+    return {
+        "opensm_implementation": sm.implementation,
+        "opensm_minimum_version": sm.minimum_opensm if sm.implementation == "opensm" else "",
+        "opensm_link_generation": sm.generation,
+        "opensm_protection": ib.protection.enabled,
+    }
 
 
 def qos_plan(roce: RocePolicy | None, platform: str) -> dict[str, Any]:

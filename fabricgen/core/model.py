@@ -578,6 +578,10 @@ class Partition:
     """IBTA MTU code of the IPoIB group (4 = 2048, 5 = 4096)."""
     rate_code: int = 0
     """IBTA rate code of the IPoIB group (17 = 200G); 0 = OpenSM's default."""
+    traffic_sl: int = 0
+    """The SL the tenant's traffic runs on: `sl` with QoS enabled, else 0 (no QoS policy maps it).
+    Printed as `sl=` in an IPoIB partition's header (its multicast group) when not 0, and as
+    NCCL_IB_SL / UCX_IB_SL on the host pages."""
 
     @property
     def pkey_hex(self) -> str:
@@ -601,6 +605,17 @@ class SmSoftware:
     version: str = ""
     generation: str = ""
     minimum_opensm: str = ""
+
+
+@record
+class SmProtection:
+    """M_Key protection of the subnet (opensm(8) MKEY CONFIGURATION). With `enabled` the SM hosts
+    need `m_key`, `sm_key` and `sa_key`: secrets the opensm_deploy role adds at push time, never
+    part of the plan or the rendered files."""
+
+    enabled: bool = False
+    m_key_protection_level: int = 0
+    m_key_lease_period: int = 0
 
 
 @record
@@ -644,6 +659,9 @@ class InfinibandPlan:
     """OpenSM's encoding of the operational VLs (4 = VL0-7), derived from qos_max_vls."""
     default_membership: str = "full"
     default_ipoib: bool = True
+    default_mtu_code: int = 0
+    """IBTA MTU code of Default's IPoIB group: the fabric's MTU (5 = 4096); 0 = OpenSM's default,
+    4 (2048). OpenSM refuses a join from a port whose MTU is below the group's."""
     root_guids: tuple[str, ...] = ()
     """Spine node GUIDs: the top rank for ftree and updn."""
     cn_guids: tuple[str, ...] = ()
@@ -652,6 +670,7 @@ class InfinibandPlan:
     placeholder_hosts: tuple[str, ...] = ()
     """Servers and dedicated SM hosts whose HCA GUIDs are still placeholders."""
     sm_software: SmSoftware = field(default_factory=SmSoftware)
+    protection: SmProtection = field(default_factory=SmProtection)
     config_dir: str = "/etc/opensm"
     log_dir: str = "/var/log"
     log_flags: int = 3

@@ -17,7 +17,20 @@ from fabricgen.core.model import InfinibandPlan, Partition, Plan, Server
 from fabricgen.infiniband.pkeys import default_pkey, expected_pkeys, planned_master, table_order
 from fabricgen.render.context import RenderContext
 
-COLUMNS = ("server", "nic", "leaf", "leaf_port", "port_guid", "partition", "pkey", "membership", "pkey_index", "sl", "ipoib_child")
+COLUMNS = (
+    "server",
+    "nic",
+    "rdma_device",
+    "leaf",
+    "leaf_port",
+    "port_guid",
+    "partition",
+    "pkey",
+    "membership",
+    "pkey_index",
+    "sl",
+    "ipoib_child",
+)
 
 
 def _tenants(ib: InfinibandPlan, server: Server) -> list[Partition]:
@@ -34,11 +47,11 @@ def _rows(plan: Plan, ib: InfinibandPlan, wanted: dict[str, set[int]]) -> list[t
     for server in plan.servers:
         for nic in server.nics:
             order = table_order(wanted[nic.port_guid])
-            port = (server.name, f"nic{nic.nic}", nic.leaf, nic.leaf_interface, nic.port_guid)
+            port = (server.name, f"nic{nic.nic}", nic.device, nic.leaf, nic.leaf_interface, nic.port_guid)
             keys = [("Default", order[0], 0, "")]
             for part in _tenants(ib, server):
                 key = 0x8000 | part.pkey if 0x8000 | part.pkey in order else part.pkey
-                keys.append((part.name, key, part.sl if ib.qos_enabled else 0, f"{key:04x}" if part.ipoib else ""))
+                keys.append((part.name, key, part.traffic_sl, f"{key:04x}" if part.ipoib else ""))
             for name, key, sl, child in keys:
                 membership = "full" if key & 0x8000 else "limited"
                 rows.append((*port, name, f"0x{key:04x}", membership, order.index(key), sl, child))
@@ -46,15 +59,17 @@ def _rows(plan: Plan, ib: InfinibandPlan, wanted: dict[str, set[int]]) -> list[t
 
 
 def _page(plan: Plan, ib: InfinibandPlan, server: Server, wanted: dict[str, set[int]], sm_port: str) -> str:
-    hca = ",".join(f"${{NIC{n.nic}_RDMA}}:1" for n in server.nics)
+    hca = ",".join(f"{n.device}:1" for n in server.nics)
     lines = [
         f"# {server.name}: InfiniBand settings",
         "",
-        "| NIC | leaf | leaf port | port GUID |",
-        "| --- | --- | --- | --- |",
-        *(f"| nic{n.nic} | {n.leaf} | {n.leaf_interface} | {n.port_guid} |" for n in server.nics),
+        "| NIC | RDMA device | leaf | leaf port | port GUID |",
+        "| --- | --- | --- | --- | --- |",
+        *(f"| nic{n.nic} | {n.device} | {n.leaf} | {n.leaf_interface} | {n.port_guid} |" for n in server.nics),
         "",
-        "Set `NICn_RDMA` (e.g. `mlx5_0`) and `NICn_NETDEV` (e.g. `ibp1s0`) for each NIC. For every NCCL job:",
+        "RDMA devices as the plan names the adapters (node-name-map, NIC n = mlx5_(n-1)); a host with",
+        "other mlx5 devices numbers them differently: compare `ibstat -p` with the port GUIDs above.",
+        "Set `NICn_NETDEV` (e.g. `ibp1s0`, the IPoIB interface of NIC n) for the IPoIB lines. For every NCCL job:",
         "",
         "```sh",
         f'export NCCL_IB_HCA="={hca}"',
@@ -71,7 +86,7 @@ def _page(plan: Plan, ib: InfinibandPlan, server: Server, wanted: dict[str, set[
             {table_order(wanted[n.port_guid]).index(k) for n in server.nics for k in wanted[n.port_guid] if k & 0x7FFF == part.pkey}
         )
         key = _key(part)
-        sl = part.sl if ib.qos_enabled else 0
+        sl = part.traffic_sl
         lines += [
             f"## Tenant {part.name}: P_Key 0x{key:04x} ({part.membership} member), SL {sl}",
             "",
@@ -79,7 +94,7 @@ def _page(plan: Plan, ib: InfinibandPlan, server: Server, wanted: dict[str, set[
             f"export NCCL_IB_PKEY={indexes[0]}    # index of 0x{key:04x} in the port's P_Key table (Default is index 0)",
             f"export NCCL_IB_SL={sl}",
             f"export UCX_IB_SL={sl}",
-            f"# confirm the index on this host: grep -l 0x{key:04x} /sys/class/infiniband/${{NIC1_RDMA}}/ports/1/pkeys/* | xargs -n1 basename",
+            f"# confirm the index on this host: grep -l 0x{key:04x} /sys/class/infiniband/{server.nics[0].device}/ports/1/pkeys/* | xargs -n1 basename",
         ]
         if len(indexes) > 1:
             lines.append(f"# NICs differ (indexes {', '.join(map(str, indexes))}): the SM's own port holds every partition")

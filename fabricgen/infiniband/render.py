@@ -3,7 +3,8 @@
 pages (`hosts/<server>.md`, `ib-hosts.csv`: P_Key index and SL for NCCL, see hosts.py).
 
 Every SM host gets the same routing, partition and QoS files (a standby must route the same
-way when it takes over); only `opensm.conf` differs (port GUID and priority).
+way when it takes over); only `opensm.conf` (port GUID and priority) and `default-opensm` (the
+planned port in PORTS=, installed as /etc/default/opensm) differ.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ if TYPE_CHECKING:
     from fabricgen.render.context import RenderContext
 
 SHARED_FILES = ("root_guids.conf", "cn_guids.conf", "partitions.conf", "node-name-map")
+PER_HOST_FILES = ("opensm.conf", "default-opensm")
 
 
 def opensm_files(plan: Plan, context: RenderContext) -> dict[str, str]:
-    """`opensm/<sm host>/{opensm.conf,root_guids.conf,cn_guids.conf,partitions.conf,qos-policy.conf,node-name-map}`."""
+    """`opensm/<sm host>/{opensm.conf,default-opensm,root_guids.conf,cn_guids.conf,partitions.conf,qos-policy.conf,node-name-map}`."""
     ib = plan.infiniband
     if ib is None:
         return {}
@@ -32,10 +34,11 @@ def opensm_files(plan: Plan, context: RenderContext) -> dict[str, str]:
     env = environment(context.user_template_dirs)
     names = (*SHARED_FILES, "qos-policy.conf") if ib.qos_enabled else SHARED_FILES
     shared = {name: env.get_template(f"opensm/{name}.j2").render(plan=plan, ib=ib) for name in names}
-    conf = env.get_template("opensm/opensm.conf.j2")
+    per_host = {name: env.get_template(f"opensm/{name}.j2") for name in PER_HOST_FILES}
     files: dict[str, str] = {}
     for sm in ib.subnet_managers:
-        files[f"opensm/{sm.host}/opensm.conf"] = conf.render(plan=plan, ib=ib, sm=sm)
+        for name, template in per_host.items():
+            files[f"opensm/{sm.host}/{name}"] = template.render(plan=plan, ib=ib, sm=sm)
         for name, text in shared.items():
             files[f"opensm/{sm.host}/{name}"] = text
     files["ib/ibsim.net"] = net_file(plan)

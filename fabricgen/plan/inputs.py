@@ -237,6 +237,9 @@ class OpensmInput:
     adaptive_routing_engine: str
     implementation: str = "opensm"
     version: str = ""
+    protection: bool = True
+    m_key_protection_level: int = 1
+    m_key_lease_period: int = 60
 
 
 @record
@@ -523,6 +526,9 @@ def _opensm(opensm: Mapping[str, Any]) -> OpensmInput:
         adaptive_routing_engine=ar["engine"],
         implementation=opensm["implementation"],
         version=str(opensm.get("version", "")),
+        protection=opensm["protection"]["enabled"],
+        m_key_protection_level=opensm["protection"]["m_key_protection_level"],
+        m_key_lease_period=opensm["protection"]["m_key_lease_period"],
     )
 
 

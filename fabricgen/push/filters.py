@@ -8,6 +8,7 @@ from typing import Any
 
 from fabricgen.push import baseline, rollout
 from fabricgen.push.bgp_identity import two_ended_sessions
+from fabricgen.push.opensm import opensm_conf_with_keys, opensm_key_problems, opensm_version_problem
 from fabricgen.push.ownership import owned_text, redact
 from fabricgen.push.postchecks import ansible_filters as postcheck_filters
 from fabricgen.push.rescue import rescue_report
@@ -59,6 +60,9 @@ def ansible_filters() -> dict[str, Any]:
             "fabricgen_opensm_master": rollout.opensm_master,
             "fabricgen_sminfo_master": rollout.sminfo_master,
             "fabricgen_opensm_mismatch": rollout.opensm_mismatch,
+            "fabricgen_opensm_version_problem": opensm_version_problem,
+            "fabricgen_opensm_key_problems": opensm_key_problems,
+            "fabricgen_opensm_conf_with_keys": opensm_conf_with_keys,
         }
     )
     return filters

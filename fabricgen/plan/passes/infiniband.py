@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
-from fabricgen.core.model import SM_ROLE, Device, InfinibandPlan, Interface, NodeName, Partition, Server, SubnetManager
+from fabricgen.core.model import SM_ROLE, Device, InfinibandPlan, Interface, NodeName, Partition, Server, SmProtection, SubnetManager
 from fabricgen.plan.guids import KIND_SM, placeholder_guid
 from fabricgen.plan.inputs import GuidPin, Inputs, default_subnet_manager
 
@@ -134,6 +134,7 @@ def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[
         max_op_vls=MAX_OP_VLS[max_vls],
         default_membership=default.membership or ("limited" if partitions else "full"),
         default_ipoib=default.ipoib,
+        default_mtu_code=MTU_CODES.get(min((d.mtu for d in devices), default=0), 0),
         root_guids=tuple(d.guid for d in devices if d.role == "spine"),
         cn_guids=tuple(n.port_guid for s in servers for n in s.nics),
         node_names=tuple(node_names),
@@ -153,6 +154,7 @@ def build_infiniband(inputs: Inputs, devices: tuple[Device, ...], servers: list[
         cc_marking_rate=opensm.cc_marking_rate,
         sharp_enabled=opensm.sharp,
         adaptive_routing_engine=opensm.adaptive_routing_engine if opensm.adaptive_routing else "",
+        protection=SmProtection(opensm.protection, opensm.m_key_protection_level, opensm.m_key_lease_period),
     )
     return plan, _placeholder_warnings(devices, servers, sms, pins, prefix)
 
@@ -234,6 +236,7 @@ def _partitions(inputs: Inputs, by_name: dict[str, Server], problems: list[Diagn
                 tuple(sorted(n.port_guid for s in member_servers for n in s.nics)),
                 MTU_CODES[part.mtu],
                 RATE_CODES.get(part.rate or 0, 0),
+                (part.sl or 0) if inputs.qos.enabled else 0,
             )
         )
     return partitions
