@@ -18,6 +18,7 @@ import pytest
 
 from fabricgen.core.model import Device
 from tests.render_cases import blocks, device_configs, inventory_ids, sample, section
+from tests.standins.parsers import eos_bestpath_as_path
 
 basic = pytest.importorskip("ansible.module_utils.basic", reason="needs the deploy extra (ansible)")
 pytest.importorskip("ansible_collections.arista.eos", reason="needs the deploy extra (ansible)")
@@ -85,7 +86,7 @@ def _check_eos(device: Device, config: str) -> None:
         if interface.role in ("uplink", "downlink", "server"):
             assert interface.prefix_length == 31
 
-    router, as_path = _eos_bestpath_as_path(section(config, BGP_SECTION))
+    router, as_path = eos_bestpath_as_path(section(config, BGP_SECTION))
     assert as_path == (["multipath-relax"] if device.as_path_multipath_relax else [])
     bgp = parsed("arista.eos", "eos_bgp_global", router)
     assert int(bgp["as_number"]) == device.asn
@@ -111,24 +112,6 @@ def _check_eos(device: Device, config: str) -> None:
     (pl,) = [p for p in lists["prefix_lists"] if p["name"] == prefix_list]
     rules = [(e["action"], e["address"], e.get("match", {}).get("masklen")) for e in pl["entries"]]
     _check_advertisement(device, rules)
-
-
-def _eos_bestpath_as_path(router: str) -> tuple[str, list[str]]:
-    """The `bgp bestpath as-path X` values of an EOS `router bgp` section, read with the
-    arista.eos collection's own line parser, and the section without those lines. The collection
-    (12.0.0) reads `multipath-relax` from such a line and then refuses its own result (its
-    argument spec spells the choice `multipath_relax`), so `eos_bgp_global` gets the rest."""
-    from ansible_collections.arista.eos.plugins.module_utils.network.eos.rm_templates.bgp_global import Bgp_globalTemplate
-
-    (parser,) = [p for p in Bgp_globalTemplate.PARSERS if p["name"] == "bgp_params_bestpath_as_path"]
-    kept, values = [], []
-    for line in router.splitlines():
-        match = parser["getval"].match(line)
-        if match:
-            values.append(match.group("as_path").split()[1])
-        else:
-            kept.append(line)
-    return "\n".join(kept) + "\n", values
 
 
 def _check_advertisement(device: Device, rules: list[tuple[str, str, int | None]]) -> None:

@@ -40,6 +40,24 @@ def parsed(collection: str, module: str, running_config: str) -> Any:
     return result.get("parsed") or {}
 
 
+def eos_bestpath_as_path(router: str) -> tuple[str, list[str]]:
+    """The `bgp bestpath as-path X` values of an EOS `router bgp` section, read with the
+    arista.eos collection's own line parser, and the section without those lines. The collection
+    (12.0.0) reads `multipath-relax` from such a line and then refuses its own result (its
+    argument spec spells the choice `multipath_relax`), so `eos_bgp_global` gets the rest."""
+    from ansible_collections.arista.eos.plugins.module_utils.network.eos.rm_templates.bgp_global import Bgp_globalTemplate
+
+    (parser,) = [p for p in Bgp_globalTemplate.PARSERS if p["name"] == "bgp_params_bestpath_as_path"]
+    kept, values = [], []
+    for line in router.splitlines():
+        match = parser["getval"].match(line)
+        if match:
+            values.append(match.group("as_path").split()[1])
+        else:
+            kept.append(line)
+    return "\n".join(kept) + "\n", values
+
+
 COLLECTION = {"eos": ("arista.eos", "eos"), "nxos": ("cisco.nxos", "nxos")}
 
 
@@ -60,7 +78,10 @@ def bgp(platform: str, config: str) -> tuple[str, dict[str, str]]:
     """(local ASN, {neighbor address: remote-as}) from the vendor's bgp_global parser; a remote-as
     inherited from an EOS peer group or an NX-OS peer template is resolved."""
     collection, prefix = COLLECTION[platform]
-    data = parsed(collection, f"{prefix}_bgp_global", section(config, r"^router bgp"))
+    router = section(config, r"^router bgp")
+    if platform == "eos":
+        router, _ = eos_bestpath_as_path(router)
+    data = parsed(collection, f"{prefix}_bgp_global", router)
     if not data:
         return "", {}
     groups: dict[str, str] = {}
