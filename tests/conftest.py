@@ -21,9 +21,10 @@ from tests.lab_helpers import needs_lab
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "inventories"
 
-LAB_SLOTS = 2
-"""FRR labs booted at once by one parallel run. A lab's BFD runs at 300 ms x 3: two labs beside
-the CPU-bound tests on a 2-core machine keep their sessions up; more would starve them."""
+LAB_SLOTS = 1
+"""FRR labs booted at once by one parallel run. A lab's BFD runs at 300 ms x 3 and its fault drill
+times route withdrawal: with two labs beside the CPU-bound tests on a 2-core machine, a fresh-clone
+run saw pod-roce-400g's withdrawal take 6.8 s against its 5.9 s limit, so labs take turns."""
 FIRST = ("test_lab_", "test_playbooks_", "test_ib_verify", "test_ib_import")
 """Modules that run longest (labs, playbooks, OpenSM simulations) start first, so no worker is
 left with a long test while the others are idle at the end of a parallel run."""
