@@ -28,6 +28,7 @@ uplinks: {per_spine: 1, speed: 400G}
 servers: {per_leaf: 1, ports_per_server: 2, speed: 400G}
 addressing: {loopbacks: 10.20.0.0/24, fabric: 10.21.0.0/22, servers: 10.22.0.0/16, management: 192.168.20.0/24}
 bgp: {spine_asn: 65000, leaf_asn: 65101}
+oversubscription: {during_change: false}  # two spines: one out leaves a leaf at 2:1
 """
 SWITCHES = ["lab1-leaf01", "lab1-leaf02", "lab1-spine01", "lab1-spine02"]
 SECRETS = ("secret 0 standin", "password 0 standin", "secret 0 factory", "password 0 factory", "Tq7-tacacs", "Sn9-community")

@@ -61,7 +61,7 @@ def test_two_spines_of_four_are_refused_naming_the_second(tmp_path: Path) -> Non
 
 
 def test_a_higher_drain_ratio_allows_two_spines(tmp_path: Path) -> None:
-    result = _run("validate", _with_drain(tmp_path, POD, ["pod1-spine01", "pod1-spine02"], drain_max_ratio="2:1"))
+    result = _run("validate", _with_drain(tmp_path, POD, ["pod1-spine01", "pod1-spine02"], during_change="2:1"))
     assert result.exit_code == 0, result.output
 
 
@@ -152,3 +152,34 @@ def test_loss_is_counted_per_phase_from_sequence_numbers() -> None:
     measured = loss([sender, receiver], [("a", 0), ("b", 2), ("c", 4)])
     assert measured.sent == (3, 2, 2) and measured.lost == (1, 1, 1)  # b->a's one packet never arrived
     assert measured.flows == 2 and measured.worst_flow == 2
+
+
+def test_the_old_drain_ratio_key_is_refused_with_the_new_one_in_the_hint(tmp_path: Path) -> None:
+    """One ratio for drains and deploy batches: `drain_max_ratio` (before) names its successor."""
+    path = _with_drain(tmp_path, POD, ["pod1-spine01"], drain_max_ratio=1.5)
+    result = _run("validate", path)
+    assert result.exit_code == 2, result.output
+    line = _line_of(path, "drain_max_ratio: 1.5")
+    assert f"{path}:{line}:3: oversubscription.drain_max_ratio: oversubscription.drain_max_ratio is now oversubscription.during_change" in (
+        result.stderr
+    )
+    assert "(hint: write during_change: <the ratio> (1.5 by default) and remove drain_max_ratio)" in result.stderr
+    assert "unknown key" not in result.stderr
+
+
+def test_during_change_true_is_refused_with_the_ratio_it_meant(tmp_path: Path) -> None:
+    """`true` meant "hold max_ratio" when the key was a switch: the hint writes that ratio."""
+    result = _run("validate", _with_drain(tmp_path, POD, ["pod1-spine01"], during_change=True))
+    assert result.exit_code == 2, result.output
+    assert "oversubscription.during_change: during_change is the ratio a change window holds now" in result.stderr
+    assert "write during_change: 1:1 (your max_ratio, what true meant)" in result.stderr
+
+
+def test_during_change_false_checks_no_capacity_and_an_unquoted_ratio_reads_as_a_ratio(tmp_path: Path) -> None:
+    assert _run("validate", _with_drain(tmp_path, POD, ["pod1-spine01", "pod1-spine02"], during_change=False)).exit_code == 0
+    text = POD.read_text() + "drain:\n  - pod1-spine01\n  - pod1-spine02\n"
+    (tmp_path / "raw").mkdir()
+    raw = tmp_path / "raw" / "fabric.yml"
+    raw.write_text(text.replace("  max_ratio: 1.0\n", "  max_ratio: 1.0\n  during_change: 4:3\n"))  # YAML 1.1 reads 243
+    result = _run("validate", raw)
+    assert result.exit_code == 2 and "above oversubscription.during_change 1.33:1" in result.stderr, result.output

@@ -658,13 +658,13 @@ uplinks: {per_spine: 1, speed: 400G}
 servers: {per_leaf: 8, ports_per_server: 2, speed: 400G}
 addressing: {loopbacks: 10.20.0.0/24, fabric: 10.21.0.0/22, servers: 10.22.0.0/16, management: 192.168.20.0/24}
 bgp: {spine_asn: 65000, leaf_asn: 65101}
-oversubscription: {max_ratio: "%s", during_change: true}
+oversubscription: {during_change: "%s"}
 """
 
 
-def test_a_16_spine_pod_holds_its_max_ratio_whatever_fabricgen_at_once_allows(tmp_path: Path) -> None:
+def test_a_16_spine_pod_holds_its_change_ratio_whatever_fabricgen_at_once_allows(tmp_path: Path) -> None:
     # Each leaf: 16 x 400G up (one per spine), 8 servers x 2 x 400G = 6400 Gbps down. At
-    # max_ratio 1.1 a leaf needs 6400 / 1.1 = 5818 Gbps: 15 spines (6000) suffice, 14 (5600)
+    # during_change 1.1 a leaf needs 6400 / 1.1 = 5818 Gbps: 15 spines (6000) suffice, 14 (5600)
     # do not, so even without a per-pod limit (fabricgen_at_once 0) spines go one at a time.
     hostvars = _hostvars(tmp_path, SIXTEEN_SPINES % "1.1")
     spines = [f"p16-spine{i:02d}" for i in range(2, 17)]
@@ -677,9 +677,9 @@ def test_a_16_spine_pod_holds_its_max_ratio_whatever_fabricgen_at_once_allows(tm
     assert rollout.capacity_problems(spines, wide) == []
 
 
-def test_a_max_ratio_that_forbids_two_spines_splits_the_batch_and_one_that_forbids_one_refuses(tmp_path: Path) -> None:
+def test_a_change_ratio_that_forbids_two_spines_splits_the_batch_and_one_that_forbids_one_refuses(tmp_path: Path) -> None:
     # 4 spines, 2 x 400G to each: a leaf has 3200 Gbps up and 3200 down (8 servers x 400G).
-    # max_ratio 1.4: it needs 2286; one spine down leaves 2400, two leave 1600.
+    # during_change 1.4: it needs 2286; one spine down leaves 2400 (4:3), two leave 1600 (2:1).
     four = (
         SIXTEEN_SPINES.replace("count: 16", "count: 4")
         .replace("per_spine: 1", "per_spine: 2")
@@ -689,14 +689,17 @@ def test_a_max_ratio_that_forbids_two_spines_splits_the_batch_and_one_that_forbi
     spines = [f"p16-spine{i:02d}" for i in range(1, 5)]
     assert rollout.batch_sizes(spines, hostvars, 0, (50,), 20) == [1, 1, 1, 1]
     assert rollout.capacity_breaks(spines[:2], hostvars)[0] == (
-        "p16-leaf01 keeps 1600 of 3200 Gbps uplink, below its 3200 Gbps downlink / max_ratio 1.4 = 2286 Gbps"
+        "p16-leaf01 at 2:1 (3200G down, 1600G of 3200G up), above oversubscription.during_change 1.4:1"
     )
     # 1:1 (non-blocking) held during the change: no spine can go down; the pre-flight names each.
     (tmp_path / "strict").mkdir()
     strict = _hostvars(tmp_path / "strict", four % "1:1")
     problems = rollout.capacity_problems(spines, strict)
-    assert len(problems) == 4 and problems[0].startswith("p16-spine01 cannot go down in this window: p16-leaf01 keeps 2400 of 3200")
-    # without during_change nothing is bounded nor refused
+    assert len(problems) == 4 and problems[0].startswith(
+        "p16-spine01 cannot go down in this window: p16-leaf01 at 1.33:1 (3200G down, 2400G of 3200G up),"
+        " above oversubscription.during_change 1:1; p16-leaf02 at 1.33:1"
+    )
+    # during_change: false: nothing is bounded nor refused
     (tmp_path / "off").mkdir()
-    off = _hostvars(tmp_path / "off", four.replace("during_change: true", "during_change: false") % "1:1")
+    off = _hostvars(tmp_path / "off", four.replace('during_change: "%s"', "during_change: false"))
     assert rollout.capacity_problems(spines, off) == [] and rollout.batch_sizes(spines, off, 0, (50,), 20) == [1, 2, 1]

@@ -2,7 +2,7 @@
 
 A drained switch carries no transit traffic, so its neighbours' capacity shrinks by the cables
 to it. A drain is refused, naming the drained switch that breaks it, when some switch would run
-above `oversubscription.drain_max_ratio` (two of four spines drained leave their leaves at 2:1),
+above `oversubscription.during_change` (two of four spines drained leave their leaves at 2:1),
 or when a server would lose every leaf it is cabled to unless `drain:` lists that server too
 (the job scheduler has drained it). Draining a rail leaf cuts one NIC of each server of its unit:
 a job-scheduler decision the tool reports (a warning naming them), not one it makes.
@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
 
+from fabricgen.core.capacity import Bandwidth, first_breaking, starved
 from fabricgen.core.diagnostics import Diagnostic, Severity
 from fabricgen.core.model import Plan
 from fabricgen.core.units import format_ratio
@@ -27,7 +28,7 @@ _LISTED = 8
 
 
 def check_drain(plan: Plan, inputs: Inputs, source: SourceMap) -> Iterable[Diagnostic]:
-    """Unknown names, drains that isolate servers or pass `drain_max_ratio`, leaves that cut servers."""
+    """Unknown names, drains that isolate servers or pass `during_change`, leaves that cut servers."""
     if not inputs.drain:
         return
     names = {device.name for device in plan.devices} | {server.name for server in plan.servers}
@@ -84,28 +85,27 @@ def _servers_cut(plan: Plan, entries: Mapping[str, DrainInput], source: SourceMa
 
 
 def _capacity(plan: Plan, inputs: Inputs, entries: Mapping[str, DrainInput], source: SourceMap) -> Iterable[Diagnostic]:
-    """Switches whose uplinks to drained switches leave them above `drain_max_ratio`."""
-    lost: dict[str, int] = defaultdict(int)
-    uppers: dict[str, set[str]] = defaultdict(set)
+    """Switches whose uplinks to drained switches leave them above `during_change` (core/capacity.py)."""
+    ratio = inputs.during_change
+    if ratio is None:
+        return
+    below: dict[str, dict[str, int]] = {}
     for device in plan.devices:
-        if device.name not in entries:
-            continue
-        for interface in device.interfaces:
-            if interface.role == "downlink":
-                lost[interface.peer_device] += interface.speed
-                uppers[interface.peer_device].add(device.name)
+        if device.name in entries:
+            for interface in device.interfaces:
+                if interface.role == "downlink":
+                    lower = below.setdefault(device.name, {})
+                    lower[interface.peer_device] = lower.get(interface.peer_device, 0) + interface.speed
+    bandwidth = {item.device: Bandwidth(item.downlink_gbps, item.uplink_gbps) for item in plan.oversubscription}
     groups: dict[tuple[tuple[str, ...], int, int], list[str]] = defaultdict(list)
-    for item in plan.oversubscription:
-        if item.device in lost and item.device not in entries:
-            left = item.uplink_gbps - lost[item.device]
-            if not left or item.downlink_gbps / left > inputs.drain_max_ratio + 1e-9:
-                groups[(tuple(sorted(uppers[item.device])), item.downlink_gbps, left)].append(item.device)
-    allowed = format_ratio(inputs.drain_max_ratio)
+    for item in starved(below, below, bandwidth, ratio):
+        groups[(item.by, item.downlink, item.left)].append(item.device)
+    allowed = format_ratio(ratio)
     for (drained, down, left), devices in sorted(groups.items()):
-        ratio = format_ratio(down / left) if left else "no uplink"
-        breaking = drained[-1]
+        now = format_ratio(down / left) if left > 0 else "no uplink"
+        breaking = first_breaking([name for name in entries if name in drained], below, bandwidth, ratio) or drained[-1]
         message = (
-            f"draining {_listed(drained)} leaves {_listed(devices)} at {ratio} ({down}G down, {left}G up), above"
-            f" oversubscription.drain_max_ratio {allowed}: {breaking} would break it"
+            f"draining {_listed(drained)} leaves {_listed(devices)} at {now} ({down}G down, {left}G up), above"
+            f" oversubscription.during_change {allowed}: {breaking} would break it"
         )
-        yield _at(source, entries[breaking], message, "drain fewer switches at once (one batch each), or raise drain_max_ratio")
+        yield _at(source, entries[breaking], message, "drain fewer switches at once (one batch each), or raise during_change")

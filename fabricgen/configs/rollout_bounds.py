@@ -7,10 +7,10 @@ bound it (`fabricgen/push/rollout.py` reads them):
   rail leaves of its scalable unit; or any server cabled to more than one leaf). Taking two of
   them at once takes two of a server's paths; one at a time, it keeps all but one. Leaves whose
   servers attach to them alone have none: nothing a batch can spare them.
-- with `oversubscription.during_change`: each switch's downlink and uplink bandwidth
+- unless `oversubscription.during_change` is false: each switch's downlink and uplink bandwidth
   (`fabricgen_downlink_gbps`, `fabricgen_uplink_gbps`), each upper switch's bandwidth to each
-  switch below it (`fabricgen_below_gbps`), and `fabricgen_max_ratio`: a batch never leaves a
-  switch below downlink / max_ratio of uplink.
+  switch below it (`fabricgen_below_gbps`), and `fabricgen_change_ratio` (the ratio): no batch
+  and no drain leaves a switch below above that ratio (`core/capacity.py`).
 
 Linear in servers and links; nothing here scans the fabric per device.
 """
@@ -43,8 +43,8 @@ def rail_groups(plan: Plan) -> dict[str, str]:
 
 
 def capacity_vars(plan: Plan) -> dict[str, dict[str, Any]]:
-    """Device -> its capacity host variables when the inventory holds max_ratio during changes."""
-    if not plan.ratio_during_change:
+    """Device -> its capacity host variables when the inventory holds a ratio during changes."""
+    if plan.during_change is None:
         return {}
     found: dict[str, dict[str, Any]] = {}
     for item in plan.oversubscription:

@@ -791,9 +791,9 @@ class Plan:
     host_mtu: int = 0
     """IP MTU of every server NIC: at most the smallest MTU of any switch-to-switch cable, since
     a server's traffic may cross any of them (0 on InfiniBand)."""
-    ratio_during_change: bool = False
-    """`oversubscription.during_change`: a change window never leaves a switch with less uplink
-    than its downlink / `max_oversubscription` (the deploy playbook's batches hold it)."""
+    during_change: float | None = None
+    """`oversubscription.during_change`: the downlink:uplink ratio a change window holds (the
+    deploy playbook's batches, drain.yml, `drain:`), None when the inventory says `false`."""
     cables: tuple[Cable, ...] = field(default=(), repr=False, compare=False)
     """Every link with its ends' hardware and physical items, in link order (the media pass's
     physical view of `links`, for the cabling plan, BOM and NetBox export): derived from

@@ -55,7 +55,11 @@ def read_as_meant(text: str, value: Any, expected: frozenset[str]) -> tuple[Any,
     "'off' is the YAML 1.1 boolean false, not a number"
     >>> read_as_meant("1_000", 1000, frozenset({"integer"})), read_as_meant("0x10", 16, frozenset({"integer"}))
     ((1000, '', ''), (16, '', ''))
+    >>> read_as_meant("false", False, frozenset({"number", "string", "boolean"}))
+    (False, '', '')
     """
+    if "boolean" in expected and isinstance(value, bool):
+        return value, "", ""
     if "string" in expected:
         return text, "", ""
     word_boolean = isinstance(value, bool) and text.lower() in _WORD_BOOLEANS

@@ -54,6 +54,14 @@ _PATTERN_HINTS = {
 }
 
 
+MOVED_KEYS = {
+    ("oversubscription", "drain_max_ratio"): (
+        "oversubscription.drain_max_ratio is now oversubscription.during_change: one ratio for drains and deploy batches",
+        "write during_change: <the ratio> (1.5 by default) and remove drain_max_ratio",
+    ),
+}
+"""Keys an earlier version accepted: (message, hint) instead of "unknown key" (docs/inventory.md)."""
+
 _ASN_HINT = "AS 0 (RFC 7607) and AS 4294967295 (RFC 7300) are reserved"
 
 
@@ -116,6 +124,10 @@ def _message(error: jsonschema.ValidationError, source: SourceMap) -> list[Diagn
         known = set(allowed)
         found = []
         for key in sorted(k for k in value if k not in known):
+            if (*path, key) in MOVED_KEYS:
+                message, hint = MOVED_KEYS[(*path, key)]
+                found.append(source.diagnostic((*path, key), message, hint=hint, key=True))
+                continue
             close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'?" if close else ("expected one of: " + ", ".join(allowed) if allowed else "")
             found.append(source.diagnostic((*path, key), f"unknown key '{key}'", hint=hint, key=True))

@@ -179,7 +179,7 @@ def _build_plan(inputs: Inputs) -> Plan:
         pools=pool_usage(addressing, PoolTally.merge((device_tally, leaf_spine.tally, attached.tally, spine_superspine.tally)), routed),
         oversubscription=oversubscription,
         max_oversubscription=inputs.max_oversubscription,
-        ratio_during_change=inputs.ratio_during_change,
+        during_change=inputs.during_change,
         models=models,
         platforms=tuple(all_platforms[p] for p in sorted({n.platform.name for n in tiers.everything})),
         warnings=tuple(warnings),

@@ -298,18 +298,21 @@ class Inputs:
     guids: Mapping[str, GuidPin]
     models: Mapping[str, Any]
     jobs: Mapping[str, Mapping[str, Any]]
-    ratio_during_change: bool = False
-    """`oversubscription.during_change`: the change window's batches hold `max_ratio` too."""
+    during_change: float | None = 1.5
+    """`oversubscription.during_change`: the downlink:uplink ratio no switch may pass while the
+    switches under `drain` are drained or a deploy batch is down (None: `false`, not held)."""
     drain: tuple[DrainInput, ...] = ()
     """Switches drained in the plan: `drain:` entries, then `--drain` names (docs/drain.md)."""
-    drain_max_ratio: float = 1.5
-    """`oversubscription.drain_max_ratio`: the downlink:uplink ratio no switch may pass while drained
-    switches carry nothing."""
 
     @property
     def routed(self) -> bool:
         """RoCE: IP-routed, BGP, QoS; InfiniBand: the subnet manager routes."""
         return self.fabric.transport == "roce"
+
+
+def _during_change(value: Any) -> float | None:
+    """A ratio, or None for `false` (`true` is refused by validation: the ratio is the value now)."""
+    return None if isinstance(value, bool) else float(value)
 
 
 def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
@@ -328,7 +331,7 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         bgp=_bgp(doc["bgp"]),
         roce=_roce(doc["roce"]),
         max_oversubscription=float(doc["oversubscription"]["max_ratio"]),
-        ratio_during_change=bool(doc["oversubscription"]["during_change"]),
+        during_change=_during_change(doc["oversubscription"]["during_change"]),
         cabling=_cabling(doc["cabling"]),
         services=_services(doc["services"]),
         subnet_managers=tuple(_subnet_manager(sm, i) for i, sm in enumerate(doc.get("subnet_managers", []))),
@@ -345,7 +348,6 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         models=doc.get("models", {}),
         jobs=doc.get("jobs") or {},
         drain=tuple(DrainInput(name, ("drain", i)) for i, name in enumerate(doc.get("drain", []))),
-        drain_max_ratio=float(doc["oversubscription"]["drain_max_ratio"]),
     )
 
 

@@ -93,8 +93,14 @@ class Driver(Protocol):
         """Error and drop counters whose key matches `keys`, by their path in the output."""
         ...
 
+    def routes(self, output: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+        """`show ip route` of the default VRF: prefix -> the next-hop addresses it forwards to
+        (none for a connected route). What drain.yml waits on: whether a neighbour still
+        load-shares over the drained switch (`push/drain.py`)."""
+        ...
+
     def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
-        """Per check (`bgp`, `bfd`, `interfaces`, `lldp`, `pfc`, `qos`, `ecn`, `errors`, `watchdog`), the top-level
+        """Per check (`bgp`, `bfd`, `interfaces`, `lldp`, `pfc`, `qos`, `ecn`, `errors`, `watchdog`, `routes`), the top-level
         keys of the outputs this platform answers with: an output with none of them is not
         understood, and the check fails rather than pass on an empty parse."""
         ...

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fabricgen.push import baseline, rollout
+from fabricgen.push import baseline, drain, rollout
 from fabricgen.push.bgp_identity import two_ended_sessions
 from fabricgen.push.opensm import opensm_conf_with_keys, opensm_key_problems, opensm_version_problem
 from fabricgen.push.ownership import owned_text, redact
@@ -52,6 +52,11 @@ def ansible_filters() -> dict[str, Any]:
             "fabricgen_rollout_plan": rollout.rollout_plan,
             "fabricgen_batch_sizes": rollout.batch_sizes,
             "fabricgen_capacity_problems": rollout.capacity_problems,
+            "fabricgen_drain_problems": rollout.drain_problems,
+            "fabricgen_drained_config": drain.drained_config,
+            "fabricgen_drain_neighbours": drain.neighbours_by_role,
+            "fabricgen_route_problems": drain.route_problems,
+            "fabricgen_routes_through": drain.routes_through,
             "fabricgen_unknown_tiers": rollout.unknown_tiers,
             "fabricgen_restore_order": rollout.restore_order,
             "fabricgen_serial_steps": rollout.serial_steps,

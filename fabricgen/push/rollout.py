@@ -7,9 +7,9 @@ start small and grow (1, a few percent, a larger share) under a cap, and never t
 `per_group` switches of one pod or plane at once: by default one spine at a time and one
 super-spine per plane, so a bad change that slips through the canaries costs a leaf one uplink
 share, never a quarter of the fabric. Nor more than one leaf of a rail group (leaves sharing
-servers), nor, when the inventory holds its oversubscription during changes, switches whose
-absence leaves a switch below with less uplink than its downlink / max_ratio (a switch that
-alone would is refused at the pre-flight). Hosts carry `fabricgen_model`,
+servers), nor switches whose absence leaves a switch below above
+`oversubscription.during_change` (core/capacity.py; a switch that alone would is refused at the
+pre-flight). Hosts carry `fabricgen_model`,
 `fabricgen_redundancy_group` (pod or plane) and those figures in the rendered inventory
 (`configs/rollout_bounds.py`).
 """
@@ -20,6 +20,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from fabricgen.core.capacity import Bandwidth, first_breaking, starved
 
 
 def _kind(host: str, hostvars: Mapping[str, Any]) -> tuple[str, str]:
@@ -116,33 +118,37 @@ def _joins(batch: Sequence[str], host: str, hostvars: Mapping[str, Any], per_gro
     return not capacity_breaks([*batch, host], hostvars)
 
 
+def _capacity(hostvars: Mapping[str, Any]) -> tuple[dict[str, dict[str, int]], dict[str, Bandwidth], float]:
+    """The capacity figures of the rendered inventory (present unless `during_change` is false)."""
+    below: dict[str, dict[str, int]] = {}
+    bandwidth: dict[str, Bandwidth] = {}
+    ratio = 0.0
+    for host, facts in hostvars.items():
+        facts = facts or {}
+        ratio = ratio or float(facts.get("fabricgen_change_ratio") or 0)
+        if facts.get("fabricgen_below_gbps"):
+            below[str(host)] = {str(k): int(v) for k, v in facts["fabricgen_below_gbps"].items()}
+        if "fabricgen_uplink_gbps" in facts:
+            bandwidth[str(host)] = Bandwidth(int(facts["fabricgen_downlink_gbps"]), int(facts["fabricgen_uplink_gbps"]))
+    return below, bandwidth, ratio
+
+
 def capacity_breaks(batch: Sequence[str], hostvars: Mapping[str, Any]) -> list[str]:
-    """Switches below `batch` left with less uplink than downlink / max_ratio while it is down
-    (the rendered inventory carries these figures only with `oversubscription.during_change`).
+    """Switches below `batch` left above `oversubscription.during_change` while it is down
+    (`core/capacity.py`, the rule `validate` applies to drains; the rendered inventory carries
+    the figures unless during_change is false).
 
     >>> hv = {"s1": {"fabricgen_below_gbps": {"l1": 800}}, "s2": {"fabricgen_below_gbps": {"l1": 800}},
-    ...       "l1": {"fabricgen_downlink_gbps": 3200, "fabricgen_uplink_gbps": 3200, "fabricgen_max_ratio": 1.5}}
+    ...       "l1": {"fabricgen_downlink_gbps": 3200, "fabricgen_uplink_gbps": 3200, "fabricgen_change_ratio": "1.5"}}
     >>> capacity_breaks(["s1"], hv)
     []
     >>> capacity_breaks(["s1", "s2"], hv)
-    ['l1 keeps 1600 of 3200 Gbps uplink, below its 3200 Gbps downlink / max_ratio 1.5 = 2133 Gbps']
+    ['l1 at 2:1 (3200G down, 1600G of 3200G up), above oversubscription.during_change 1.5:1']
     """
-    lost: dict[str, int] = {}
-    for member in batch:
-        for below, gbps in ((hostvars.get(member) or {}).get("fabricgen_below_gbps") or {}).items():
-            lost[str(below)] = lost.get(str(below), 0) + int(gbps)
-    problems = []
-    for below, gbps in sorted(lost.items()):
-        facts = hostvars.get(below) or {}
-        ratio = float(facts.get("fabricgen_max_ratio") or 0)
-        if not ratio or "fabricgen_uplink_gbps" not in facts:
-            continue
-        down, up = int(facts["fabricgen_downlink_gbps"]), int(facts["fabricgen_uplink_gbps"])
-        if (up - gbps) * ratio + 1e-9 < down:
-            problems.append(
-                f"{below} keeps {up - gbps} of {up} Gbps uplink, below its {down} Gbps downlink / max_ratio {ratio:g} = {down / ratio:.0f} Gbps"
-            )
-    return problems
+    below, bandwidth, ratio = _capacity(hostvars)
+    if not ratio:
+        return []
+    return [f"{item.describe(ratio)}" for item in starved(batch, below, bandwidth, ratio)]
 
 
 def capacity_problems(hosts: Sequence[str], hostvars: Mapping[str, Any]) -> list[str]:
@@ -150,11 +156,31 @@ def capacity_problems(hosts: Sequence[str], hostvars: Mapping[str, Any]) -> list
     can take them down in this window, so the run stops at the pre-flight, naming them.
 
     >>> hv = {"s1": {"fabricgen_below_gbps": {"l1": 1600}},
-    ...       "l1": {"fabricgen_downlink_gbps": 3200, "fabricgen_uplink_gbps": 3200, "fabricgen_max_ratio": 1}}
+    ...       "l1": {"fabricgen_downlink_gbps": 3200, "fabricgen_uplink_gbps": 3200, "fabricgen_change_ratio": "1"}}
     >>> capacity_problems(["s1"], hv)
-    ['s1 cannot go down in this window: l1 keeps 1600 of 3200 Gbps uplink, below its 3200 Gbps downlink / max_ratio 1 = 3200 Gbps']
+    ['s1 cannot go down in this window: l1 at 2:1 (3200G down, 1600G of 3200G up), above oversubscription.during_change 1:1']
     """
     return [f"{host} cannot go down in this window: {'; '.join(breaks)}" for host in hosts if (breaks := capacity_breaks([host], hostvars))]
+
+
+def drain_problems(hosts: Sequence[str], hostvars: Mapping[str, Any]) -> list[str]:
+    """Why drain.yml must not drain `hosts` together (its pre-flight): the switch, in the limit's
+    order, that first leaves a switch below above `oversubscription.during_change`, and what it
+    starves. The same rule as `fabricgen validate --drain` (core/capacity.py).
+
+    >>> hv = {"s1": {"fabricgen_below_gbps": {"l1": 800}}, "s2": {"fabricgen_below_gbps": {"l1": 800}},
+    ...       "l1": {"fabricgen_downlink_gbps": 3200, "fabricgen_uplink_gbps": 3200, "fabricgen_change_ratio": "1.5"}}
+    >>> drain_problems(["s1", "s2"], hv)
+    ['draining s1, s2: s2 would break it: l1 at 2:1 (3200G down, 1600G of 3200G up), above oversubscription.during_change 1.5:1']
+    """
+    below, bandwidth, ratio = _capacity(hostvars)
+    if not ratio:
+        return []
+    breaking = first_breaking(hosts, below, bandwidth, ratio)
+    if not breaking:
+        return []
+    found = starved(hosts, below, bandwidth, ratio)
+    return [f"draining {', '.join(hosts)}: {breaking} would break it: " + "; ".join(f"{item.describe(ratio)}" for item in found)]
 
 
 def rollout_plan(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabricgen.core.diagnostics import Diagnostic
-from fabricgen.core.units import length_m
+from fabricgen.core.units import format_ratio, length_m
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.inventory.validation.common import warning
 
@@ -18,7 +18,27 @@ interface MTU drops or fragments them."""
 
 
 def check_settings(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
-    return [*_pfc_watchdog(doc, source), *_cables(doc, source), *_mtu(doc, source), *_fabric_shape(doc, source)]
+    return [
+        *_pfc_watchdog(doc, source),
+        *_cables(doc, source),
+        *_mtu(doc, source),
+        *_fabric_shape(doc, source),
+        *_during_change(doc, source),
+    ]
+
+
+def _during_change(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
+    """`during_change: true` meant "hold max_ratio" before the key became the ratio itself."""
+    if doc.get("oversubscription", {}).get("during_change") is not True:
+        return []
+    ratio = format_ratio(float(doc["oversubscription"].get("max_ratio", 1.0)))
+    return [
+        source.diagnostic(
+            ("oversubscription", "during_change"),
+            "during_change is the ratio a change window holds now, not a switch",
+            hint=f"write during_change: {ratio} (your max_ratio, what true meant), a larger ratio, or false",
+        )
+    ]
 
 
 def _pfc_watchdog(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:

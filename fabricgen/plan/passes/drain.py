@@ -3,7 +3,7 @@
 A drain is planned state, like an address: the switch stays cabled and peered, and its platform's
 graceful-shutdown lines (`drain:` in platform.yml) make its neighbours prefer every other path.
 The pass only marks switches; names that are no switch, and drains that would cut servers or
-pass `oversubscription.drain_max_ratio`, are judged by `checks/drain.py`.
+pass `oversubscription.during_change`, are judged by `checks/drain.py`.
 """
 
 from __future__ import annotations

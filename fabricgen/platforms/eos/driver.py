@@ -114,6 +114,15 @@ class EosDriver:
     def counters(self, output: Any, keys: str) -> dict[str, int]:
         return numeric_leaves(output, keys)
 
+    def routes(self, output: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+        """`show ip route`: `vrfs.default.routes.<prefix>.vias[].nexthopAddr` (empty on a
+        connected route; shape: tests/data/show/README.md)."""
+        table = (((output.get("vrfs") or {}).get("default") or {}).get("routes")) or {}
+        return {
+            str(prefix): frozenset(str(via["nexthopAddr"]) for via in (route or {}).get("vias") or [] if (via or {}).get("nexthopAddr"))
+            for prefix, route in table.items()
+        }
+
     def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
         return {
             "bgp": ("vrfs",),
@@ -125,6 +134,7 @@ class EosDriver:
             "ecn": ("interfaces",),
             "errors": ("interfaceErrorCounters",),
             "watchdog": ("interfaces",),
+            "routes": ("vrfs",),
         }
 
     def filters(self) -> Mapping[str, Callable[..., Any]]:

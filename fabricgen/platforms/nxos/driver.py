@@ -156,6 +156,19 @@ class NxosDriver:
     def counters(self, output: Any, keys: str) -> dict[str, int]:
         return numeric_leaves(output, keys)
 
+    def routes(self, output: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+        """`show ip route`: `TABLE_vrf.ROW_vrf` (default) `...TABLE_prefix.ROW_prefix[]` with
+        `ipprefix` and `TABLE_path.ROW_path[].ipnexthop` (an `attached` prefix forwards to no
+        next hop; shape: tests/data/show/README.md)."""
+        found: dict[str, frozenset[str]] = {}
+        for vrf in as_list((output.get("TABLE_vrf") or {}).get("ROW_vrf")):
+            if str(vrf.get("vrf-name-out", "default")) != "default":
+                continue
+            for prefix in rows(vrf, "prefix"):
+                paths = [] if truthy(prefix.get("attached", False)) else as_list((prefix.get("TABLE_path") or {}).get("ROW_path"))
+                found[str(prefix.get("ipprefix"))] = frozenset(str(p["ipnexthop"]) for p in paths if (p or {}).get("ipnexthop"))
+        return found
+
     def known_shapes(self) -> Mapping[str, tuple[str, ...]]:
         return {
             "bgp": ("TABLE_vrf",),
@@ -167,6 +180,7 @@ class NxosDriver:
             "ecn": ("TABLE_queuing_interface",),
             "errors": ("TABLE_interface",),
             "watchdog": ("TABLE_pfcwd",),
+            "routes": ("TABLE_vrf",),
         }
 
     def filters(self) -> Mapping[str, Callable[..., Any]]:
