@@ -112,3 +112,18 @@ def test_drain_yml_refuses_two_of_four_spines_naming_the_second_with_the_rule_va
         "draining pod1-spine01, pod1-spine02: pod1-spine02 would break it: pod1-leaf01 at 2:1 (12800G down, 6400G of 12800G up),"
         " above oversubscription.during_change 1.5:1"
     )
+
+
+def test_the_verdict_names_every_neighbour_that_did_not_answer_or_still_shares() -> None:
+    from fabricgen.push.drain import through_each, verdict
+
+    hv = {
+        **HV,
+        "s1": {**HV["s1"], "fabricgen_bgp_neighbors": [{"address": "10.1.0.1", "peer": "l1"}, {"address": "10.1.0.9", "peer": "l2"}]},
+    }
+    hv["l2"] = {**HV["l1"], "fabricgen_bgp_neighbors": [{"address": "10.1.0.8", "peer": "s1"}, {"address": "10.1.0.10", "peer": "s2"}]}
+    assert through_each({"l1": _eos(BEFORE), "l2": None}, "s1", hv) == {"l1": 2}
+    assert verdict({"l1": _eos(BEFORE)}, "s1", hv, "drained", {}) == [
+        "l1 still load-shares 1 route(s) over s1: 10.22.1.0/24",
+        "l2: no answer to show ip route",
+    ]

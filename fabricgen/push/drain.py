@@ -75,6 +75,16 @@ def drained_config(text: str, platform: str, drained: bool) -> str:
     return join_sections(result)
 
 
+def is_drained(text: str, platform: str) -> bool:
+    """Whether `text` carries the platform's drain lines (the plan drains the switch, so an
+    undrain after its change would undo the plan).
+
+    >>> is_drained("router bgp 1\\n  router-id 1.1.1.1\\n  graceful-shutdown activate\\n", "nxos")
+    True
+    """
+    return join_sections(split_sections(text)) == drained_config(text, platform, True)
+
+
 def _with_bgp_lines(section: Section, lines: Sequence[str], drained: bool) -> Section:
     wanted = {line.strip() for line in lines}
     children = [child for child in section.children if child.strip() not in wanted]
@@ -153,3 +163,22 @@ def route_problems(output: Any, neighbour: str, switch: str, hostvars: Mapping[s
 
 def _shown(prefixes: Sequence[str]) -> str:
     return ", ".join(prefixes[:_SHOWN]) + (", ..." if len(prefixes) > _SHOWN else "")
+
+
+def through_each(reads: Mapping[str, Any], switch: str, hostvars: Mapping[str, Any]) -> dict[str, int]:
+    """Neighbour -> how many of its routes go through `switch` (before a drain), for the
+    neighbours whose answer was understood."""
+    counts = {str(n): routes_through(output, str(n), switch, hostvars) for n, output in sorted(reads.items()) if output is not None}
+    return {n: count for n, count in counts.items() if count >= 0}
+
+
+def verdict(reads: Mapping[str, Any], switch: str, hostvars: Mapping[str, Any], want: str, before: Mapping[str, Any]) -> list[str]:
+    """Every neighbour's `route_problems` (a neighbour that did not answer is one), in order."""
+    problems: list[str] = []
+    for neighbour in neighbours(switch, hostvars):
+        output = reads.get(neighbour)
+        if output is None:
+            problems.append(f"{neighbour}: no answer to show ip route")
+            continue
+        problems += route_problems(output, neighbour, switch, hostvars, want, int(before.get(neighbour, -1)))
+    return problems
