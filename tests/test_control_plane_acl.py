@@ -197,3 +197,14 @@ def test_without_allowed_sources_or_a_management_pool_no_acl_is_rendered(tmp_pat
     plan, configs = _plan_and_configs(write(tmp_path, doc))
     assert plan.control_plane == ()
     assert not any("access-list FABRICGEN" in text or "system control-plane" in text for text in configs.values())
+
+
+def test_the_playbook_filter_judges_the_acl_by_ansible_network_os() -> None:
+    # deploy.yml hands the filter `ansible_network_os`, not the fabricgen platform name
+    from fabricgen.push.filters import _lockout
+
+    _, configs = _plan_and_configs(EXAMPLES / "pod-roce-400g")
+    staged = staged_config("eos", configs["pod1-leaf01"], EOS_DEVICE)
+    args = (staged, EOS_DEVICE, "arista.eos.eos", "pod1-leaf01", "netops", "ansible.netcommon.httpapi", "127.0.0.1")
+    assert any("does not permit 10.99.0.5" in p for p in _lockout(*args, "10.99.0.5"))
+    assert _lockout(*args, "192.168.0.250") == []

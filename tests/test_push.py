@@ -466,7 +466,10 @@ def test_eapi_enabled_only_in_the_default_vrf_is_cut_when_management1_moves_to_m
         "ansible.netcommon.httpapi would be cut at commit (enable it there in the management overlay)"
     ]
     moved = lockout_problems(
-        "eos", staged_config("eos", rendered, EOS_ZTP), EOS_ZTP, Login("l", "netops", "ansible.netcommon.httpapi", "192.168.0.10", CONTROLLER["pod-roce-400g"])
+        "eos",
+        staged_config("eos", rendered, EOS_ZTP),
+        EOS_ZTP,
+        Login("l", "netops", "ansible.netcommon.httpapi", "192.168.0.10", CONTROLLER["pod-roce-400g"]),
     )
     assert (
         f"l: the staged config moves Management1 from 192.168.0.10 (ansible_host) to {address}: the controller would lose the switch"

@@ -24,6 +24,7 @@ from ipaddress import IPv4Address, ip_address
 from fabricgen.core.catalog import platforms
 from fabricgen.platforms import driver
 from fabricgen.platforms.acl_text import ControlPlaneFilter, verdict
+from fabricgen.push.ownership import ownership
 
 _SERVICE = {"ansible.netcommon.httpapi": ("api_vrfs", "the API"), "ansible.netcommon.network_cli": ("ssh_vrfs", "SSH")}
 
@@ -60,7 +61,8 @@ def control_plane_problems(
     `controller` (the address the switch sees the push come from) reach the connection's port,
     or when the staged file applies no ACL that filters this connection. The VRF is the
     management interface's when `ansible_host` is its address, else every VRF with an ACL."""
-    facts = platforms()[platform].control_plane if platform in platforms() else {}
+    name = ownership(platform).platform  # the playbooks pass the Ansible network OS
+    facts = platforms()[name].control_plane if name in platforms() else {}
     port = int((facts.get("connections") or {}).get(connection, 0))
     parse = driver(platform)
     staged_filter = parse.control_plane(staged)
