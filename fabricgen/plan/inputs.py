@@ -262,6 +262,14 @@ class ServicesInput:
 
 
 @record
+class ManagementInput:
+    """`management:`: who may manage the switches. `allowed_sources` is None when absent: the
+    control-plane pass (plan/passes/control_plane.py) then allows the management pool."""
+
+    allowed_sources: tuple[str, ...] | None
+
+
+@record
 class DrainInput:
     """One switch to drain; `path` is its `drain[i]` key, empty when it came from `--drain`."""
 
@@ -303,6 +311,8 @@ class Inputs:
     switches under `drain` are drained or a deploy batch is down (None: `false`, not held)."""
     drain: tuple[DrainInput, ...] = ()
     """Switches drained in the plan: `drain:` entries, then `--drain` names (docs/drain.md)."""
+    management: ManagementInput = ManagementInput(None)
+    """`management:` (the control-plane ACL's allowed sources)."""
 
     @property
     def routed(self) -> bool:
@@ -348,7 +358,13 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         models=doc.get("models", {}),
         jobs=doc.get("jobs") or {},
         drain=tuple(DrainInput(name, ("drain", i)) for i, name in enumerate(doc.get("drain", []))),
+        management=_management(doc.get("management") or {}),
     )
+
+
+def _management(management: Mapping[str, Any]) -> ManagementInput:
+    sources = management.get("allowed_sources")
+    return ManagementInput(tuple(sources) if sources is not None else None)
 
 
 def with_drained(inputs: Inputs, names: Sequence[str]) -> Inputs:
