@@ -136,8 +136,10 @@ class Lab:
         mtus = dict(switch.native.mtus) if switch.native else {}
         commands += [f'link set {p.kernel} alias "{p.planned}" mtu {mtus.get(p.kernel, p.mtu)} up' for p in switch.ports]
         if switch.native:
-            commands += [f"link add {name} type dummy" for name in switch.native.loopbacks]
-            commands += [f"link set {name} up" for name in switch.native.loopbacks]
+            # the switch's loopback is a dummy interface; kernels without the dummy driver (this
+            # lab's CI) have veths, so it is one end of a veth pair inside the namespace
+            for name in switch.native.loopbacks:
+                commands += [f"link add {name} type veth peer name {name[:10]}-lab", f"link set {name[:10]}-lab up", f"link set {name} up"]
             commands += [f"addr add {cidr} dev {name}" for name, cidr in switch.native.addresses]
         kernel.ip_batch(commands, switch.namespace)
 
