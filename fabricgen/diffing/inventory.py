@@ -12,11 +12,12 @@ size of the fabric.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricgen.configs.devices import device_configs
+from fabricgen.configs.devices import config_device, device_configs
 from fabricgen.core.model import Device, Link, Plan
 from fabricgen.core.units import format_length
 from fabricgen.diffing.hostside import host_changes, policy_changes
@@ -89,14 +90,25 @@ def _device_values(old: Device, new: Device) -> list[str]:
     return changes
 
 
-def config_diff(name: str, old: str, new: str) -> str:
+def config_diff(old: Mapping[str, str], new: Mapping[str, str]) -> str:
+    """Unified diff of a device's config files (path -> text; one `configs/<name>.cfg`, or the
+    files of a platform that takes several), file by file."""
     return "".join(
-        difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/configs/{name}.cfg", f"b/configs/{name}.cfg")
+        "".join(
+            difflib.unified_diff(
+                old.get(path, "").splitlines(keepends=True), new.get(path, "").splitlines(keepends=True), f"a/{path}", f"b/{path}"
+            )
+        )
+        for path in sorted(set(old) | set(new))
     )
 
 
-def _configs(plan: Plan, template_dirs: tuple[Path, ...]) -> dict[str, str]:
-    return {Path(path).stem: tidy(text) for path, text in device_configs(plan, RenderContext(template_dirs)).items()}
+def _configs(plan: Plan, template_dirs: tuple[Path, ...]) -> dict[str, dict[str, str]]:
+    """Device name -> its rendered config files (path -> text)."""
+    grouped: dict[str, dict[str, str]] = {}
+    for path, text in device_configs(plan, RenderContext(template_dirs)).items():
+        grouped.setdefault(config_device(path), {})[path] = tidy(text)
+    return grouped
 
 
 def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> PlanDiff:
@@ -111,15 +123,15 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
         if old_devices[name] != new_devices[name]:
             changed.add(name)
             result.values_changed.extend(_device_values(old_devices[name], new_devices[name]))
-        if old_configs.get(name, "") != new_configs.get(name, ""):
+        if old_configs.get(name, {}) != new_configs.get(name, {}):
             changed.add(name)
-            result.config_diffs[name] = config_diff(name, old_configs.get(name, ""), new_configs.get(name, ""))
+            result.config_diffs[name] = config_diff(old_configs.get(name, {}), new_configs.get(name, {}))
     for name in result.devices_added:
         if name in new_configs:
-            result.config_diffs[name] = config_diff(name, "", new_configs[name])
+            result.config_diffs[name] = config_diff({}, new_configs[name])
     for name in result.devices_removed:
         if name in old_configs:
-            result.config_diffs[name] = config_diff(name, old_configs[name], "")
+            result.config_diffs[name] = config_diff(old_configs[name], {})
     result.devices_changed = sorted(changed)
     result.policy_changed = policy_changes(old, new)
     result.hosts_changed, result.host_nics_added, result.host_nics_removed = host_changes(old, new)
