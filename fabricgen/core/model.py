@@ -81,8 +81,12 @@ class Model:
     """Ingress buffer a port of this model holds for its no-drop priority after sending PAUSE
     (PFC headroom) when its buffers are left at their defaults, as a public source states it;
     0: no such figure, nothing to compare (docs/render.md, "PFC headroom")."""
+    pfc_headroom_cable_m: float = 0
+    """Longest cable whose PFC headroom the model's default no-drop buffers cover, where the
+    vendor states the default as a cable length rather than bytes (Cisco: a pause buffer must
+    be configured beyond 100 m); 0: no such figure (docs/render.md, "PFC headroom")."""
     pfc_headroom_source: str = ""
-    """Where `pfc_headroom_bytes` comes from (a vendor page, a datasheet)."""
+    """Where `pfc_headroom_bytes` or `pfc_headroom_cable_m` comes from (a vendor page, a datasheet)."""
     netbox: dict[str, str] = field(default_factory=dict)
     """NetBox manufacturer and device type model."""
     netbox_interface_types: dict[int, str] = field(default_factory=dict)
@@ -152,6 +156,10 @@ class Platform:
     empty: `breakout_interface_name` for every breakout."""
     pfc_response_ns: int = 0
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
+    pfc_headroom_buffer: str = ""
+    """What the OS's ports get of their planned PFC headroom from fabricgen's config, and why:
+    the fabric README prints it per platform so it never promises a buffer a switch does not get
+    (docs/render.md, "PFC headroom")."""
     ecmp_hash: dict[str, str] = field(default_factory=dict)
     """ECMP hash command that includes the L4 ports (RoCEv2 entropy is the UDP source port), per
     silicon family (catalog `queue_family`, `default` for every model); none: not rendered."""
@@ -209,6 +217,18 @@ class Interface:
     MTU and the peer's response time (plan/passes/headroom.py); 0 on other ports."""
     dcbx: bool = False
     """A RoCE host port that runs IEEE DCBX (`roce.dcbx`, where the platform has a per-port command)."""
+
+
+@record
+class ClassHeadroom:
+    """The PFC headroom one no-drop traffic class needs on a switch: the largest need of its
+    ports (`port`, the first port with that need). Intent: where a platform takes the buffer per
+    class for every port it is this figure; where fabricgen renders no buffer line the fabric
+    README says so per platform (docs/render.md, "PFC headroom")."""
+
+    traffic_class: int
+    headroom_bytes: int
+    port: str
 
 
 @record
@@ -290,6 +310,9 @@ class Device:
     """Dynamic load balancing mode keyword (NX-OS `flowlet`); empty: hash-based ECMP only."""
     dlb_interfaces: tuple[str, ...] = ()
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
+    pfc_headroom: tuple[ClassHeadroom, ...] = ()
+    """PFC headroom per no-drop traffic class of this switch (RoCE fabrics), decided by the
+    forwarding pass from its ports' figures."""
     drained: bool = False
     """Under `drain:` or `--drain`: the switch announces every route with the RFC 8326
     GRACEFUL_SHUTDOWN community (its platform's mechanism, `drain:` in platform.yml), so its
