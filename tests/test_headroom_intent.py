@@ -124,3 +124,15 @@ def test_the_readme_says_per_platform_what_the_switches_get(tmp_path: Path) -> N
     assert f"| nxos | {NO_DROP} | {needed(80, 400, MTU['nxos'])} | 6 |" in readme  # 80 m uplinks outweigh 3 m server cables
     assert "- nxos: not configured by fabricgen:" in readme
     assert "Set it where the platform's buffer profile takes it" not in readme
+
+
+@pytest.mark.parametrize(("length", "refused"), [("100m", False), ("100.01m", True), ("99.99m", False)])
+def test_the_100_m_limit_is_inclusive(tmp_path: Path, length: str, refused: bool) -> None:
+    """Cisco: optional below 100 m, mandatory above; exactly 100 m is covered."""
+    path = write(tmp_path, inventory("nxos", length))
+    if not refused:
+        load_and_plan(path)
+        return
+    with pytest.raises(FabricError) as raised:
+        load_and_plan(path)
+    assert [d.path for d in raised.value.diagnostics if "covers" in d.message] == ["cabling.length.leaf-spine"] * 2

@@ -176,6 +176,9 @@ class Platform:
     port_map_required: bool = False
     """The OS writes each port's ASIC lanes (SONiC's PORT table): a model it runs on needs a
     `port_map` that covers every port and breakout (plan/passes/port_map.py)."""
+    control_plane: dict[str, Any] = field(default_factory=dict)
+    """What the OS's control-plane (or management) ACL filters and how it prints it
+    (`control_plane:` in platform.yml; plan/passes/control_plane.py); empty: none rendered."""
     config_sections: tuple[str, ...] = ()
     """Top-level config sections (templates `<platform>/<section>.j2`) in the order the OS prints
     `show running-config`, so a diff against a device shows no reordering."""
@@ -779,6 +782,40 @@ class Services:
 
 
 @record
+class AclEntry:
+    """One rule of a control-plane ACL, platform-neutral: what the switch's CPU accepts.
+    `ports` are destination ports (empty: any), `source_ports` the sender's (BGP replies to a
+    session the switch opened); `tracked`: only packets of sessions the switch itself opened
+    (EOS `tracked`). `port_text` / `source_port_text` are the ports as the OS prints them."""
+
+    sequence: int
+    action: str
+    protocol: str
+    source: str
+    purpose: str
+    ports: tuple[int, ...] = ()
+    source_ports: tuple[int, ...] = ()
+    tracked: bool = False
+    port_text: str = ""
+    source_port_text: str = ""
+
+
+@record
+class ControlPlaneAcl:
+    """The ACL that decides who reaches a platform's switches (plan/passes/control_plane.py):
+    `vrfs` it is applied in (empty: the applying point covers every VRF, NX-OS `line vty`);
+    `allowed_sources` may manage the switches; `filters` what the applying point filters
+    (`everything` to the CPU on EOS, `sessions` to the vty on NX-OS)."""
+
+    platform: str
+    name: str
+    entries: tuple[AclEntry, ...]
+    vrfs: tuple[str, ...]
+    allowed_sources: tuple[str, ...]
+    filters: str
+
+
+@record
 class GracefulRestart:
     """The fabric's BGP graceful-restart stance (RFC 4724), printed on every platform because their
     defaults differ (NX-OS restarts gracefully and helps unless told not to, EOS only helps).
@@ -865,10 +902,16 @@ class Plan:
     ratio_during_change: bool = False
     """`oversubscription.during_change`: a change window never leaves a switch with less uplink
     than its downlink / `max_oversubscription` (the deploy playbook's batches hold it)."""
+    control_plane: tuple[ControlPlaneAcl, ...] = ()
+    """One control-plane ACL per platform that has one (none without allowed sources)."""
     cables: tuple[Cable, ...] = field(default=(), repr=False, compare=False)
     """Every link with its ends' hardware and physical items, in link order (the media pass's
     physical view of `links`, for the cabling plan, BOM and NetBox export): derived from
     `links`, so not compared and not written to the plan files."""
+
+    def control_plane_acl(self, platform: str) -> ControlPlaneAcl | None:
+        """The control-plane ACL of a platform's switches, or None."""
+        return next((acl for acl in self.control_plane if acl.platform == platform), None)
 
     def device(self, name: str) -> Device:
         for device in self.devices:
