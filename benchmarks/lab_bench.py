@@ -20,9 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fabricgen.lab import kernel  # noqa: E402  (after the path set-up above)
+from fabricgen.lab import kernel  # noqa: E402
+from fabricgen.lab.capacity import this_machine  # noqa: E402
+from fabricgen.lab.kernel import LabError  # noqa: E402  (after the path set-up above)
 from fabricgen.lab.lab import Lab  # noqa: E402
 from fabricgen.lab.run import CHECKS, new_report, run_checks  # noqa: E402
+from fabricgen.lab.timers import describe, scaled  # noqa: E402
 from fabricgen.lab.topology import lab_topology  # noqa: E402
 from fabricgen.pipeline import load_and_plan  # noqa: E402
 
@@ -66,6 +69,11 @@ def _available_kib() -> int:
     return 0
 
 
+def _load_average() -> str:
+    """1, 5 and 15-minute load averages: the machine is shared, so every figure comes with it."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def _pss_kib(prefix: str) -> int:
     total = 0
     for namespace in kernel.existing_namespaces(prefix):
@@ -79,31 +87,47 @@ def _pss_kib(prefix: str) -> int:
 
 
 def measure(size: str, drill: bool, folder: Path) -> dict[str, object]:
-    topology = lab_topology(load_and_plan(_inventory(size, folder)).plan)
+    cores = this_machine().cores
+    topology = scaled(lab_topology(load_and_plan(_inventory(size, folder)).plan), cores)
     names = [c for c in CHECKS if drill or c != "fault-drill"]
-    before = _available_kib()
+    before, load_at_start = _available_kib(), _load_average()
     start = time.monotonic()
     report = new_report(topology)
     with Lab(topology) as lab:
         report.boot_seconds = time.monotonic() - start
+        load_after_boot = _load_average()
+        print(f"{size}: booted in {report.boot_seconds:.1f} s, load {load_after_boot}", file=sys.stderr, flush=True)
         checks_start = time.monotonic()
-        run_checks(lab, topology, names, report)
+        for name in names:  # one at a time, so a run stopped from outside still says how far it got
+            run_checks(lab, topology, [name], report)
+            done = report.checks[-1]
+            print(f"{size}: {name} {'pass' if done.passed else 'FAIL'} in {done.seconds:.1f} s", file=sys.stderr, flush=True)
+            for failure in done.failures[:5]:
+                print(f"    {failure.device}: {failure.message}", file=sys.stderr, flush=True)
         checks_seconds = time.monotonic() - checks_start
         pss, used = _pss_kib(topology.prefix), before - _available_kib()
-    return {
-        "size": size,
-        "switches": len(topology.switches),
-        "servers": len(topology.servers),
-        "cables": len(topology.cables),
-        "boot_s": round(report.boot_seconds, 1),
-        "checks_s": round(checks_seconds, 1),
-        "total_s": round(time.monotonic() - start, 1),
-        "daemons_pss_mib": round(pss / 1024),
-        "mem_used_mib": round(used / 1024),
-        "passed": report.passed,
-        "failed": report.failed_checks(),
-        "seconds_per_check": {c.name: round(c.seconds, 1) for c in report.checks},
-    }
+        figures = {
+            "size": size,
+            "switches": len(topology.switches),
+            "servers": len(topology.servers),
+            "cables": len(topology.cables),
+            "boot_s": round(report.boot_seconds, 1),
+            "checks_s": round(checks_seconds, 1),
+            "total_s": round(time.monotonic() - start, 1),
+            "daemons_pss_mib": round(pss / 1024),
+            "pss_per_switch_mib": round(pss / 1024 / len(topology.switches), 1),
+            "mem_used_mib": round(used / 1024),
+            "timers": describe(topology, cores),
+            "load_average_at_start": load_at_start,
+            "load_average_after_boot": load_after_boot,
+            "load_average_at_end": _load_average(),
+            "passed": report.passed,
+            "failed": report.failed_checks(),
+            "seconds_per_check": {c.name: round(c.seconds, 1) for c in report.checks},
+        }
+        print(json.dumps(figures), flush=True)  # before the teardown, which takes minutes at 96 switches
+        down_start = time.monotonic()
+    return {"size": size, "teardown_s": round(time.monotonic() - down_start, 1)}
 
 
 def main() -> None:
@@ -113,7 +137,10 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         for size in args.sizes:
-            print(json.dumps(measure(size, args.drill, Path(folder))), flush=True)
+            try:
+                print(json.dumps(measure(size, args.drill, Path(folder))), flush=True)
+            except LabError as exc:  # a lab that does not boot is a measurement too
+                print(json.dumps({"size": size, "boot_failed": str(exc), "load_average": _load_average()}), flush=True)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from tests.lab_helpers import leftovers, own_lab
 from tests.standin_switches import Lab, _devices, _serve
 from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
 from tests.standins.lab_routing import LabRouting
-from tests.standins.runner import PlaybookRunner, marked_pids, render
+from tests.standins.runner import PlaybookRunner, controller_address, marked_pids, render
 
 POSTCHECK = {"retries": 20, "delay": 3}
 """Post-check polls on the lab: FRR needs a few seconds to bring a restarted session up, more
@@ -104,7 +104,7 @@ def lab_deploy(workdir: Path, fabric_yaml: str, name: str) -> Iterator[LabDeploy
         started.callback(files_thread.join, timeout=5)
         started.callback(files_server.server_close)  # type: ignore[attr-defined]
         started.callback(files_server.shutdown)  # type: ignore[attr-defined]
-        hosts = {}
+        hosts, controller = {}, controller_address(inventory)
         for device in _devices(build, clock, routing, order):  # type: ignore[arg-type]
             device.sync_routing()  # FRR starts from the switch's pre-change config: no BGP yet
             port = fabric.add(device)
@@ -116,6 +116,7 @@ def lab_deploy(workdir: Path, fabric_yaml: str, name: str) -> Iterator[LabDeploy
                 "nxos_deploy_transfer": "pull",
                 "nxos_deploy_pull_url": f"http://127.0.0.1:{files_server.server_address[1]}",  # type: ignore[attr-defined]
                 "fabricgen_stage_dir": str(stage),
+                "fabricgen_controller_address": controller,  # where a real switch would see the push come from
                 **{f"{p}_deploy_postcheck_{k}": v for p in ("eos", "nxos") for k, v in POSTCHECK.items()},
             }
         (workdir / "standin.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))

@@ -18,7 +18,7 @@ import yaml
 
 from tests.standins.device_api import StandinClock, StandinDevice, StandinFabric
 from tests.standins.routing import ConfigRouting
-from tests.standins.runner import PlaybookRunner, marked_pids, render
+from tests.standins.runner import PlaybookRunner, controller_address, marked_pids, render
 
 FABRIC = """\
 fabric: {name: lab1, description: deploy test fabric for the stand-in devices, transport: roce}
@@ -136,6 +136,8 @@ def standin_switches(tmp_path: Path) -> Iterator[Lab]:
         "eos_deploy_postcheck_delay": 0,
         "nxos_deploy_postcheck_retries": 2,
         "nxos_deploy_postcheck_delay": 0,
+        # where a real switch would see the push come from: the control-plane ACL is judged against it
+        "fabricgen_controller_address": controller_address(tmp_path / "inv"),
     }
     # per host: inline host vars outrank the playbooks' group_vars (fabricgen_stage_dir is one)
     hosts = {name: {**host, **variables} for name, host in overrides.items()}

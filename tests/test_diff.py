@@ -233,3 +233,16 @@ def test_plan_diff_of_a_grown_fabric_shows_new_devices_and_their_configs(tmp_pat
     shrunk = diff_plans(big, small)
     assert shrunk.devices_removed == ["t1-leaf05"]
     assert "t1-leaf05" in shrunk.config_diffs
+
+
+def test_a_changed_device_is_never_listed_without_what_changed() -> None:
+    """A planned value no list names and no config prints (here the InfiniBand GUID of an
+    Ethernet switch) still says which field changed."""
+    from dataclasses import replace
+
+    old = example_plan("pod-roce-400g")
+    devices = tuple(replace(d, guid="0x0002c90300000001") if d.name == "pod1-leaf02" else d for d in old.devices)
+    result = diff_plans(old, replace(old, devices=devices))
+    assert result.devices_changed == ["pod1-leaf02"]
+    assert result.config_diffs == {}
+    assert result.values_changed == ["pod1-leaf02 guid: changed"]

@@ -94,3 +94,20 @@ def test_drift_is_reported_and_refused_unless_told(fabric: Day0Fabric) -> None:
     forced = lab.run("deploy.yml", "--limit", "lab1-spine02", "-e", "fabricgen_overwrite_drift=true")
     assert forced.returncode == 0, forced.stdout + forced.stderr
     assert "timers bgp 1 3" not in spine.running and "ip access-list HOTFIX" in spine.running  # foreign section kept
+
+
+def test_control_plane_acl_is_pushed_into_the_kept_section_and_a_cut_controller_is_refused(lab: Lab) -> None:
+    # The controller seen from outside management.allowed_sources: the staged ACL would cut it.
+    refused = lab.run("deploy.yml", "--limit", "lab1-spine01", "-e", "fabricgen_controller_address=10.99.0.5")
+    assert refused.returncode != 0
+    assert "lab1-spine01: control-plane ACL FABRICGEN-CP in the staged config does not permit 10.99.0.5" in refused.stdout
+    assert lab.device("lab1-spine01").events("commit-timer") == []
+    # From the management network: pushed; the overlay's `system control-plane` keeps its own
+    # line and carries the plan's access groups; the NX-OS leaf's `line vty` its access-class.
+    overlay = {"FABRICGEN_EOS_OVERLAY": "system control-plane\n   tcp mss ceiling ipv4 1344\n"}
+    push = lab.run("deploy.yml", "--limit", "lab1-spine01,lab1-leaf01", env=overlay)
+    assert push.returncode == 0, push.stdout + push.stderr
+    spine = lab.device("lab1-spine01").running
+    assert "system control-plane\n   tcp mss ceiling ipv4 1344\n   ip access-group FABRICGEN-CP in\n" in spine
+    assert "ip access-list FABRICGEN-CP\n" in spine
+    assert "line vty\n  access-class FABRICGEN-CP in\n" in lab.device("lab1-leaf01").running

@@ -39,6 +39,9 @@ def _as_displayed(rendered: str) -> str:
 
 
 CASES = [("eos", "pod-roce-400g", "pod1-leaf01"), ("nxos", "pod-mixed", "pod2-leaf01")]
+CONTROLLER = {"pod-roce-400g": "192.168.0.250", "pod-mixed": "192.168.20.250"}
+"""Where the push comes from: an address in each inventory's management pool, which the
+rendered control-plane ACL allows (tests/test_control_plane_acl.py judges other addresses)."""
 
 
 @pytest.mark.parametrize(("platform", "inventory", "name"), CASES)
@@ -130,7 +133,7 @@ def test_staged_config_keeps_access_and_the_device_s_own_sections(platform: str,
             assert line in staged, line
     assert hotfix.splitlines()[0] in staged
     assert owned_text(platform, staged) == owned_text(platform, rendered)
-    login = Login(name, "netops", "ansible.netcommon.httpapi")
+    login = Login(name, "netops", "ansible.netcommon.httpapi", "", CONTROLLER[inventory])
     assert lockout_problems(platform, staged, device, login) == []
 
 
@@ -456,14 +459,17 @@ def test_eapi_enabled_only_in_the_default_vrf_is_cut_when_management1_moves_to_m
     rendered = _rendered("pod-roce-400g", "pod1-leaf01")
     _, address = _mgmt(rendered, "eos")
     running = EOS_ZTP.replace("192.168.0.10", address)
-    login = Login("pod1-leaf01", "netops", "ansible.netcommon.httpapi", address)
+    login = Login("pod1-leaf01", "netops", "ansible.netcommon.httpapi", address, CONTROLLER["pod-roce-400g"])
     problems = lockout_problems("eos", staged_config("eos", rendered, running), running, login)
     assert problems == [
         "pod1-leaf01: the API is not enabled in VRF MGMT, where the staged config puts Management1: "
         "ansible.netcommon.httpapi would be cut at commit (enable it there in the management overlay)"
     ]
     moved = lockout_problems(
-        "eos", staged_config("eos", rendered, EOS_ZTP), EOS_ZTP, Login("l", "netops", "ansible.netcommon.httpapi", "192.168.0.10")
+        "eos",
+        staged_config("eos", rendered, EOS_ZTP),
+        EOS_ZTP,
+        Login("l", "netops", "ansible.netcommon.httpapi", "192.168.0.10", CONTROLLER["pod-roce-400g"]),
     )
     assert (
         f"l: the staged config moves Management1 from 192.168.0.10 (ansible_host) to {address}: the controller would lose the switch"
@@ -482,7 +488,7 @@ def test_the_device_lines_keep_their_management_path_and_a_dropped_default_route
         )
         assert route and "0.0.0.0/0" in route.group(0), platform
         device = (DEVICE_LINES / f"{platform}.cfg").read_text() + section + route.group(0)
-        login = Login(name, "netops", "ansible.netcommon.httpapi", address)
+        login = Login(name, "netops", "ansible.netcommon.httpapi", address, CONTROLLER[inventory])
         assert lockout_problems(platform, staged_config(platform, rendered, device), device, login) == [], platform
         without = re.sub(r"(?m)^\s*ip route (vrf MGMT )?0\.0\.0\.0/0 .*\n", "", rendered)
         problems = lockout_problems(platform, staged_config(platform, without, device), device, login)
@@ -494,7 +500,7 @@ def test_a_tacacs_only_account_is_judged_by_the_aaa_that_authenticates_it() -> N
     # (the old check refused it, so operators skipped the check); dropped AAA: refused.
     rendered = _rendered("pod-roce-400g", "pod1-leaf01")
     device = (DEVICE_LINES / "eos.cfg").read_text()
-    login = Login("pod1-leaf01", "tacuser", "ansible.netcommon.httpapi")
+    login = Login("pod1-leaf01", "tacuser", "ansible.netcommon.httpapi", "", CONTROLLER["pod-roce-400g"])
     assert lockout_problems("eos", staged_config("eos", rendered, device), device, login) == []
     bare = staged_config("eos", rendered, device, "management api http-commands\n   no shutdown\n", keep_device_sections=False)
     problems = lockout_problems("eos", bare, device, login)

@@ -59,6 +59,7 @@ EOS_ORDER = [
     r"interface Loopback",
     r"interface Management",
     r"interface Vlan",
+    r"ip access-list ",
     r"ip routing$",
     r"no ip routing vrf ",
     r"ip prefix-list ",
@@ -71,11 +72,14 @@ EOS_ORDER = [
     r"router bfd",
     r"router bgp ",
     r"maintenance$",
+    r"system control-plane$",
     r"end$",
 ]
 """EOS `show running-config` order of the sections fabricgen prints: AVD eos_cli_config_gen
 `eos-intended-config.j2` include order (which mirrors the device; port-channel load-balance sits
-after spanning-tree and before system l1/clock there)."""
+after spanning-tree and before system l1/clock there). `ip access-list` after the interfaces and
+before `ip routing` (AVD's ip-access-lists before ip-routing); `system control-plane` last is
+not confirmed in a source."""
 
 NXOS_ORDER = [
     r"hostname ",
@@ -88,6 +92,7 @@ NXOS_ORDER = [
     r"ntp server ",
     r"ip load-sharing ",
     r"vlan \d",
+    r"ip access-list ",
     r"ip community-list ",
     r"ip prefix-list ",
     r"route-map ",
@@ -98,6 +103,7 @@ NXOS_ORDER = [
     r"interface Ethernet",
     r"interface mgmt",
     r"interface loopback",
+    r"line vty$",
     r"router bgp ",
     r"logging server ",
 ]
@@ -105,7 +111,9 @@ NXOS_ORDER = [
 before NTP, VLANs before route-maps and `vrf context`, SVIs before Ethernet ports, mgmt0 before
 loopback0, routing processes last (public NX-OS 9.2-9.3 `show running-config` outputs,
 docs/render.md "What a device config contains"). The global PFC watchdog lines sit after
-`system qos`, where fabricgen prints them; their place is not confirmed in a source."""
+`system qos`, where fabricgen prints them; their place is not confirmed in a source, nor that of
+the vty ACL (`ip access-list` after the VLANs) and `line vty` (after the interfaces, before the
+routing processes, as public outputs print `line console` / `line vty` / `boot`)."""
 
 
 def _top_level(config: str) -> list[str]:

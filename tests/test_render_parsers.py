@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from fabricgen.core.model import Device
-from tests.render_cases import blocks, device_configs, inventory_ids, sample, section
+from tests.render_cases import blocks, device_configs, inventory_ids, rendered, sample, section
 from tests.standins.parsers import eos_bestpath_as_path
 
 basic = pytest.importorskip("ansible.module_utils.basic", reason="needs the deploy extra (ansible)")
@@ -68,6 +68,37 @@ def test_vendor_parsers_read_back_the_plan(inventory: str, name: str) -> None:
     else:
         assert device.platform == "nxos"
         _check_nxos(device, config)
+
+
+ACL_SECTION = {"eos": ("arista.eos", "eos_acls", r"access-list"), "nxos": ("cisco.nxos", "nxos_acls", r"^ip(v6)* access-list")}
+
+
+@pytest.mark.parametrize(("inventory", "name"), CASES)
+def test_vendor_parsers_read_the_control_plane_acl(inventory: str, name: str) -> None:
+    """arista.eos `eos_acls` / cisco.nxos `nxos_acls` read each rule of the rendered ACL as the
+    plan has it: action, protocol, source, ports, `tracked`."""
+    device, config = _case(inventory, name)
+    acl = rendered(inventory)[0].control_plane_acl(device.platform)
+    collection, module, pattern = ACL_SECTION[device.platform]
+    facts = parsed(collection, module, section(config, pattern))
+    if acl is None:
+        assert not facts
+        return
+    (found,) = [a for group in facts for a in group["acls"] if a["name"] == acl.name]
+    read = [
+        (
+            ace["sequence"],
+            ace["grant"],
+            ace["protocol"],
+            ace["source"].get("subnet_address") or ace["source"].get("prefix") or ("any" if ace["source"].get("any") else "?"),
+            ace["source"].get("port_protocol", {}).get("eq", "").replace("_", "-"),
+            ace["destination"].get("port_protocol", {}).get("eq", "").replace("_", "-"),
+            bool(ace.get("tracked")),
+        )
+        for ace in found["aces"]
+    ]
+    expected = [(e.sequence, e.action, e.protocol, e.source, e.source_port_text, e.port_text, e.tracked) for e in acl.entries]
+    assert read == expected
 
 
 def _check_eos(device: Device, config: str) -> None:

@@ -258,7 +258,7 @@ def test_headroom_in_the_readme_follows_each_cable() -> None:
     """cluster-3tier: the 150 m 800G spine-super-spine ports need more headroom than the 30 m
     400G leaf-spine ports, and each README row equals the calculation from its cable."""
     plan, files = rendered("inventories/cluster-3tier")
-    readme = files["README.md"].split("### PFC headroom", 1)[1]
+    readme, per_switch = files["README.md"].split("### PFC headroom", 1)[1].split("Per switch", 1)
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in readme.splitlines() if line.startswith("| ") and "---" not in line]
     table = {r[0]: r for r in rows[1:]}
     assert set(table) == {"leaf-spine", "server-leaf", "spine-superspine"}
@@ -268,6 +268,13 @@ def test_headroom_in_the_readme_follows_each_cable() -> None:
     assert int(table["spine-superspine"][4]) > int(table["leaf-spine"][4])
     ports = sum(1 for d in plan.devices for i in d.interfaces if i.roce)
     assert sum(int(r[5]) for r in table.values()) == ports
+    # per switch, the largest need: spines and super-spines hold the 150 m 800G figure, leaves the larger of their cables'
+    long_haul = _expected_headroom(150, 800, int(table["spine-superspine"][3]))
+    roles = {role: sum(1 for d in plan.devices if d.role == role) for role in ("leaf", "spine", "superspine")}
+    leaf_need = max(int(table["leaf-spine"][4]), int(table["server-leaf"][4]))
+    assert f"| eos | 3 | {long_haul} | {roles['spine'] + roles['superspine']} |" in per_switch
+    assert f"| eos | 3 | {leaf_need} | {roles['leaf']} |" in per_switch
+    assert "- eos: not configured by fabricgen" in per_switch
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ partitions. Everything comes from the plan; nothing is recomputed here except su
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 
 from fabricgen.artifacts.common import md_table
@@ -133,8 +134,30 @@ def _headroom(plan: Plan) -> str:
     )
     return (
         "\n### PFC headroom\n\nIngress buffer each lossless port needs after it sends PAUSE (two maximum frames, the "
-        "cable round trip, the peer's response time; docs/render.md). Set it where the platform's buffer profile takes it.\n\n" + table
+        "cable round trip, the peer's response time; docs/render.md).\n\n" + table + _headroom_per_switch(plan)
     )
+
+
+_NAME = operator.attrgetter("name")
+
+
+def _headroom_per_switch(plan: Plan) -> str:
+    """The no-drop class's largest need per switch (plan `Device.pfc_headroom`), one row per
+    distinct (platform, class, bytes), and per platform what its switches get of it from the
+    config (platform data `pfc_headroom_buffer`): no buffer the switch does not get is implied."""
+    rows: Counter[tuple[str, int, int]] = Counter()
+    for device in plan.devices:
+        for need in device.pfc_headroom:
+            rows[(device.platform, need.traffic_class, need.headroom_bytes)] += 1
+    table = md_table(
+        ("platform", "no-drop traffic class", "largest need per switch (bytes)", "switches"),
+        ((p, tc, b, n) for (p, tc, b), n in sorted(rows.items())),
+    )
+    used = {platform for platform, _, _ in rows}
+    buffers = "\n".join(
+        f"- {p.name}: {p.pfc_headroom_buffer or 'no statement'}." for p in sorted(plan.platforms, key=_NAME) if p.name in used
+    )
+    return f"\nPer switch, the no-drop class needs the largest figure of its ports:\n\n{table}\nWhat the switches get of it:\n\n{buffers}\n"
 
 
 def _infiniband(plan: Plan) -> str:

@@ -120,6 +120,7 @@ def _print_policy(plan: Plan, console: Console) -> None:
                 for k, w in ((k, p.watchdog) for k, p in sorted(r.profiles.items()) if k in used)
             ),
         )
+        policy.add_row("PFC headroom needed per switch", _headroom_needed(plan))
         policy.add_row("MTU", ", ".join(f"{k} {v}" for k, v in sorted(r.mtu.items())))
         console.print(policy)
     if plan.infiniband:
@@ -129,6 +130,17 @@ def _print_policy(plan: Plan, console: Console) -> None:
         )
         for sm in ib.subnet_managers:
             console.print(f"subnet manager {sm.host} priority {sm.priority}")
+
+
+def _headroom_needed(plan: Plan) -> str:
+    """The largest PFC headroom a switch of each platform needs for its no-drop class (plan
+    `Device.pfc_headroom`), and that no buffer line carries it (docs/render.md, "PFC headroom")."""
+    largest: dict[str, int] = {}
+    for device in plan.devices:
+        for need in device.pfc_headroom:
+            largest[device.platform] = max(largest.get(device.platform, 0), need.headroom_bytes)
+    shown = ", ".join(f"{p} up to {b:,} B" for p, b in sorted(largest.items()))
+    return f"{shown} (not configured: the switches run their default buffer; README)" if shown else "-"
 
 
 def print_growth(plan: Plan, inputs: Inputs, console: Console, target: tuple[int, str] | None = None) -> None:

@@ -57,6 +57,7 @@ def _model(name: str, entry: dict[str, Any]) -> Model:
         lane_rate=int(entry.get("lane_rate", 0)),
         twin_port=bool(entry.get("twin_port", False)),
         pfc_headroom_bytes=int(entry.get("pfc_headroom_bytes", 0)),
+        pfc_headroom_cable_m=float(entry.get("pfc_headroom_cable_m", 0)),
         pfc_headroom_source=str(entry.get("pfc_headroom_source", "")),
         netbox={str(k): str(v) for k, v in entry.get("netbox", {}).items() if k != "interface_types"},
         netbox_interface_types={int(k): str(v) for k, v in entry.get("netbox", {}).get("interface_types", {}).items()},

@@ -39,8 +39,12 @@ class Model:
     """Ingress buffer a port of this model holds for its no-drop priority after sending PAUSE
     (PFC headroom) when its buffers are left at their defaults, as a public source states it;
     0: no such figure, nothing to compare (docs/render.md, "PFC headroom")."""
+    pfc_headroom_cable_m: float = 0
+    """Longest cable whose PFC headroom the model's default no-drop buffers cover, where the
+    vendor states the default as a cable length rather than bytes (Cisco: a pause buffer must
+    be configured beyond 100 m); 0: no such figure (docs/render.md, "PFC headroom")."""
     pfc_headroom_source: str = ""
-    """Where `pfc_headroom_bytes` comes from (a vendor page, a datasheet)."""
+    """Where `pfc_headroom_bytes` or `pfc_headroom_cable_m` comes from (a vendor page, a datasheet)."""
     netbox: dict[str, str] = field(default_factory=dict)
     """NetBox manufacturer and device type model."""
     netbox_interface_types: dict[int, str] = field(default_factory=dict)
@@ -107,6 +111,10 @@ class Platform:
     empty: `breakout_interface_name` for every breakout."""
     pfc_response_ns: int = 0
     """Time this OS's ports take to stop sending after a PFC PAUSE arrives (sizes the peer's headroom)."""
+    pfc_headroom_buffer: str = ""
+    """What the OS's ports get of their planned PFC headroom from fabricgen's config, and why:
+    the fabric README prints it per platform so it never promises a buffer a switch does not get
+    (docs/render.md, "PFC headroom")."""
     ecmp_hash: dict[str, str] = field(default_factory=dict)
     """ECMP hash command that includes the L4 ports (RoCEv2 entropy is the UDP source port), per
     silicon family (catalog `queue_family`, `default` for every model); none: not rendered."""
@@ -120,6 +128,9 @@ class Platform:
     drain: dict[str, Any] = field(default_factory=dict)
     """How the OS drains a switch and honours a drained neighbour (`drain:` in platform.yml):
     the GSHUT community, the receiver's community list and route map, the drained switch's lines."""
+    control_plane: dict[str, Any] = field(default_factory=dict)
+    """What the OS's control-plane (or management) ACL filters and how it prints it
+    (`control_plane:` in platform.yml; plan/passes/control_plane.py); empty: none rendered."""
     config_sections: tuple[str, ...] = ()
     """Top-level config sections (templates `<platform>/<section>.j2`) in the order the OS prints
     `show running-config`, so a diff against a device shows no reordering."""
@@ -161,6 +172,18 @@ class Interface:
     MTU and the peer's response time (plan/passes/headroom.py); 0 on other ports."""
     dcbx: bool = False
     """A RoCE host port that runs IEEE DCBX (`roce.dcbx`, where the platform has a per-port command)."""
+
+
+@record
+class ClassHeadroom:
+    """The PFC headroom one no-drop traffic class needs on a switch: the largest need of its
+    ports (`port`, the first port with that need). Intent: where a platform takes the buffer per
+    class for every port it is this figure; where fabricgen renders no buffer line the fabric
+    README says so per platform (docs/render.md, "PFC headroom")."""
+
+    traffic_class: int
+    headroom_bytes: int
+    port: str
 
 
 @record
@@ -242,6 +265,9 @@ class Device:
     """Dynamic load balancing mode keyword (NX-OS `flowlet`); empty: hash-based ECMP only."""
     dlb_interfaces: tuple[str, ...] = ()
     """Switch-facing interfaces (the ECMP members) dynamic load balancing runs on."""
+    pfc_headroom: tuple[ClassHeadroom, ...] = ()
+    """PFC headroom per no-drop traffic class of this switch (RoCE fabrics), decided by the
+    forwarding pass from its ports' figures."""
     drained: bool = False
     """Under `drain:` or `--drain`: the switch announces every route with the RFC 8326
     GRACEFUL_SHUTDOWN community (its platform's mechanism, `drain:` in platform.yml), so its
@@ -708,6 +734,40 @@ class Services:
 
 
 @record
+class AclEntry:
+    """One rule of a control-plane ACL, platform-neutral: what the switch's CPU accepts.
+    `ports` are destination ports (empty: any), `source_ports` the sender's (BGP replies to a
+    session the switch opened); `tracked`: only packets of sessions the switch itself opened
+    (EOS `tracked`). `port_text` / `source_port_text` are the ports as the OS prints them."""
+
+    sequence: int
+    action: str
+    protocol: str
+    source: str
+    purpose: str
+    ports: tuple[int, ...] = ()
+    source_ports: tuple[int, ...] = ()
+    tracked: bool = False
+    port_text: str = ""
+    source_port_text: str = ""
+
+
+@record
+class ControlPlaneAcl:
+    """The ACL that decides who reaches a platform's switches (plan/passes/control_plane.py):
+    `vrfs` it is applied in (empty: the applying point covers every VRF, NX-OS `line vty`);
+    `allowed_sources` may manage the switches; `filters` what the applying point filters
+    (`everything` to the CPU on EOS, `sessions` to the vty on NX-OS)."""
+
+    platform: str
+    name: str
+    entries: tuple[AclEntry, ...]
+    vrfs: tuple[str, ...]
+    allowed_sources: tuple[str, ...]
+    filters: str
+
+
+@record
 class GracefulRestart:
     """The fabric's BGP graceful-restart stance (RFC 4724), printed on every platform because their
     defaults differ (NX-OS restarts gracefully and helps unless told not to, EOS only helps).
@@ -794,10 +854,16 @@ class Plan:
     ratio_during_change: bool = False
     """`oversubscription.during_change`: a change window never leaves a switch with less uplink
     than its downlink / `max_oversubscription` (the deploy playbook's batches hold it)."""
+    control_plane: tuple[ControlPlaneAcl, ...] = ()
+    """One control-plane ACL per platform that has one (none without allowed sources)."""
     cables: tuple[Cable, ...] = field(default=(), repr=False, compare=False)
     """Every link with its ends' hardware and physical items, in link order (the media pass's
     physical view of `links`, for the cabling plan, BOM and NetBox export): derived from
     `links`, so not compared and not written to the plan files."""
+
+    def control_plane_acl(self, platform: str) -> ControlPlaneAcl | None:
+        """The control-plane ACL of a platform's switches, or None."""
+        return next((acl for acl in self.control_plane if acl.platform == platform), None)
 
     def device(self, name: str) -> Device:
         for device in self.devices:

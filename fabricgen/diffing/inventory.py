@@ -12,7 +12,7 @@ size of the fabric.
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ class PlanDiff:
     cables_added: list[str] = field(default_factory=list)
     cables_removed: list[str] = field(default_factory=list)
     cables_changed: list[str] = field(default_factory=list)
+    cables_moved: list[str] = field(default_factory=list)
+    """Cables with one end on another port of the same device (re-patched): `a -- z old -> new`."""
     values_changed: list[str] = field(default_factory=list)
     policy_changed: list[str] = field(default_factory=list)
     hosts_changed: list[str] = field(default_factory=list)
@@ -59,25 +61,25 @@ def _cable_text(key: CableKey) -> str:
     return f"{key[0]} {key[1]} -- {key[2]} {key[3]}"
 
 
+IDENTITY = (
+    ("loopback", "loopback"),
+    ("asn", "ASN"),
+    ("management", "management"),
+    ("model", "model"),
+    ("platform", "platform"),
+    ("serial", "serial"),
+)
+"""Device values the report names one by one (a replaced switch changes only `serial`)."""
+REPORTED = {"name", "interfaces", "bgp_neighbors", *(attr for attr, _ in IDENTITY)}
+
+
 def _device_values(old: Device, new: Device) -> list[str]:
     changes = [
         f"{new.name} {label}: {getattr(old, attr) or '-'} -> {getattr(new, attr) or '-'}"
-        for attr, label in (
-            ("loopback", "loopback"),
-            ("asn", "ASN"),
-            ("management", "management"),
-            ("model", "model"),
-            ("platform", "platform"),
-        )
+        for attr, label in IDENTITY
         if getattr(old, attr) != getattr(new, attr)
     ]
-    old_if = {i.name: i for i in old.interfaces}
-    for interface in new.interfaces:
-        before = old_if.get(interface.name)
-        if before is not None and (before.address, before.prefix_length) != (interface.address, interface.prefix_length):
-            changes.append(
-                f"{new.name} {interface.name} address: {before.address or '-'}/{before.prefix_length} -> {interface.address or '-'}/{interface.prefix_length}"
-            )
+    changes += _interface_changes(old, new)
     old_nb = {n.address: n for n in old.bgp_neighbors}
     new_nb = {n.address: n for n in new.bgp_neighbors}
     for address in sorted(set(old_nb) | set(new_nb), key=ip_int):
@@ -89,10 +91,74 @@ def _device_values(old: Device, new: Device) -> list[str]:
     return changes
 
 
+def _unexplained(old: Device, new: Device) -> list[str]:
+    """Planned fields that changed where neither a listed value nor the config shows it: the
+    report never lists a changed device without saying what changed."""
+    return [
+        f"{new.name} {f.name}: changed" for f in fields(Device) if f.name not in REPORTED and getattr(old, f.name) != getattr(new, f.name)
+    ]
+
+
+def _interface_changes(old: Device, new: Device) -> list[str]:
+    """Addresses that moved to another port (a new model's port map: `10.1.0.18/31 moves: Ethernet2/1 ->
+    Ethernet1/5`), then ports whose address changed for another reason."""
+    old_at = {i.address: i.name for i in old.interfaces if i.address}
+    new_at = {i.address: i.name for i in new.interfaces if i.address}
+    moved = {a for a in old_at.keys() & new_at.keys() if old_at[a] != new_at[a]}
+    prefix = {i.address: i.prefix_length for i in new.interfaces}
+    changes = [f"{new.name} {a}/{prefix[a]} moves: {old_at[a]} -> {new_at[a]}" for a in sorted(moved, key=ip_int)]
+    old_if = {i.name: i for i in old.interfaces}
+    for interface in new.interfaces:
+        before = old_if.get(interface.name)
+        if before is None or (before.address, before.prefix_length) == (interface.address, interface.prefix_length):
+            continue
+        if before.address in moved or interface.address in moved:
+            continue
+        changes.append(
+            f"{new.name} {interface.name} address: {before.address or '-'}/{before.prefix_length} -> {interface.address or '-'}/{interface.prefix_length}"
+        )
+    return changes
+
+
 def config_diff(name: str, old: str, new: str) -> str:
-    return "".join(
-        difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/configs/{name}.cfg", f"b/configs/{name}.cfg")
-    )
+    """Unified diff of one device config. difflib's default matcher treats lines that repeat in
+    every interface block (`mtu 9214`) as junk and can then pair the wrong blocks, showing a
+    port's unchanged address as removed and added again; when a diff shows one line both ways,
+    it is matched again without that heuristic (slower, so only then)."""
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    text = _unified(name, before, after, autojunk=True)
+    removed = {line[1:] for line in text.splitlines() if line.startswith("-") and not line.startswith("---")}
+    if any(line[1:] in removed for line in text.splitlines() if line.startswith("+") and not line.startswith("+++")):
+        text = _unified(name, before, after, autojunk=False)
+    return text
+
+
+def _unified(name: str, before: list[str], after: list[str], autojunk: bool) -> str:
+    """`difflib.unified_diff` with 3 lines of context, with the matcher's junk heuristic chosen."""
+    lines = []
+    for group in difflib.SequenceMatcher(None, before, after, autojunk=autojunk).get_grouped_opcodes(3):
+        lines.append(f"@@ -{_hunk_range(group[0][1], group[-1][2])} +{_hunk_range(group[0][3], group[-1][4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [f" {line}" for line in before[i1:i2]]
+                continue
+            lines += [f"-{line}" for line in before[i1:i2]]
+            lines += [f"+{line}" for line in after[j1:j2]]
+    if not lines:
+        return ""
+    return f"--- a/configs/{name}.cfg\n+++ b/configs/{name}.cfg\n" + "".join(lines)
+
+
+def _hunk_range(start: int, stop: int) -> str:
+    """A hunk's line range as unified diffs write it (as difflib does).
+
+    >>> _hunk_range(0, 0), _hunk_range(4, 5), _hunk_range(4, 9)
+    ('0,0', '5', '5,5')
+    """
+    length = stop - start
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start + 1 if length else start},{length}"
 
 
 def _configs(plan: Plan, template_dirs: tuple[Path, ...]) -> dict[str, str]:
@@ -108,12 +174,15 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
     old_configs, new_configs = _configs(old, template_dirs), _configs(new, template_dirs)
     changed = set()
     for name in sorted(set(old_devices) & set(new_devices)):
-        if old_devices[name] != new_devices[name]:
-            changed.add(name)
-            result.values_changed.extend(_device_values(old_devices[name], new_devices[name]))
+        was, now = old_devices[name], new_devices[name]
+        values = _device_values(was, now) if was != now else []
         if old_configs.get(name, "") != new_configs.get(name, ""):
-            changed.add(name)
             result.config_diffs[name] = config_diff(name, old_configs.get(name, ""), new_configs.get(name, ""))
+        elif was != now and not values:
+            values = _unexplained(was, now)
+        if was != now or name in result.config_diffs:
+            changed.add(name)
+            result.values_changed.extend(values)
     for name in result.devices_added:
         if name in new_configs:
             result.config_diffs[name] = config_diff(name, "", new_configs[name])
@@ -123,17 +192,37 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
     result.devices_changed = sorted(changed)
     result.policy_changed = policy_changes(old, new)
     result.hosts_changed, result.host_nics_added, result.host_nics_removed = host_changes(old, new)
+    _cable_changes(old, new, result)
+    return result
+
+
+def _cable_changes(old: Plan, new: Plan, result: PlanDiff) -> None:
+    """Cables added, removed, re-patched (one end on another port of the same device: a new
+    model's port map) and changed in speed or length."""
     old_cables = {_cable_key(link): link for link in old.links}
     new_cables = {_cable_key(link): link for link in new.links}
-    result.cables_added = [_cable_text(k) for k in sorted(set(new_cables) - set(old_cables))]
-    result.cables_removed = [_cable_text(k) for k in sorted(set(old_cables) - set(new_cables))]
+    added, removed = set(new_cables) - set(old_cables), set(old_cables) - set(new_cables)
+    by_end = {end: key for key in removed for end in ((key[0], key[1], key[2]), (key[2], key[3], key[0]))}
+    for key in sorted(added):
+        same_a = by_end.get((key[0], key[1], key[2]))
+        same_z = by_end.get((key[2], key[3], key[0]))
+        if same_a is not None and same_a in removed:
+            result.cables_moved.append(f"{key[0]} {key[1]} -- {key[2]} {same_a[3]} -> {key[3]}")
+            removed.discard(same_a)
+        elif same_z is not None and same_z in removed:
+            result.cables_moved.append(f"{key[0]} {same_z[1]} -> {key[1]} -- {key[2]} {key[3]}")
+            removed.discard(same_z)
+        else:
+            continue
+        added.discard(key)
+    result.cables_added = [_cable_text(k) for k in sorted(added)]
+    result.cables_removed = [_cable_text(k) for k in sorted(removed)]
     for key in sorted(set(old_cables) & set(new_cables)):
         before, after = old_cables[key], new_cables[key]
         if (before.speed, before.length_m) != (after.speed, after.length_m):
             result.cables_changed.append(
                 f"{_cable_text(key)}: {before.speed}G {format_length(before.length_m)} -> {after.speed}G {format_length(after.length_m)}"
             )
-    return result
 
 
 def report(diff: PlanDiff) -> str:
@@ -147,6 +236,7 @@ def report(diff: PlanDiff) -> str:
         ("devices changed", diff.devices_changed, "~"),
         ("cables added", diff.cables_added, "+"),
         ("cables removed", diff.cables_removed, "-"),
+        ("cables re-patched (one end moves)", diff.cables_moved, "~"),
         ("cables changed", diff.cables_changed, "~"),
         ("addresses and ASNs changed", diff.values_changed, "~"),
         ("policy changed", diff.policy_changed, "~"),

@@ -39,7 +39,7 @@ def _items(title: str, items: list[str]) -> str:
 def _counts(diff: PlanDiff) -> str:
     rows = (
         ("devices", len(diff.devices_added), len(diff.devices_removed), len(diff.devices_changed)),
-        ("cables", len(diff.cables_added), len(diff.cables_removed), len(diff.cables_changed)),
+        ("cables", len(diff.cables_added), len(diff.cables_removed), len(diff.cables_changed) + len(diff.cables_moved)),
         ("addresses, ASNs, BGP neighbors", "", "", len(diff.values_changed)),
         ("fabric policy", "", "", len(diff.policy_changed)),
         ("host NICs (hosts.csv)", len(diff.host_nics_added), len(diff.host_nics_removed), len(diff.hosts_changed)),
@@ -133,6 +133,7 @@ def markdown_report(diff: PlanDiff, title: str) -> str:
         _items("Addresses, ASNs and BGP neighbors changed", diff.values_changed),
         _items("Cables added", diff.cables_added),
         _items("Cables removed", diff.cables_removed),
+        _items("Cables re-patched (one end moves)", diff.cables_moved),
         _items("Cables changed", diff.cables_changed),
     ]
     text = "".join(sections)

@@ -174,6 +174,16 @@ def _if(condition: Schema, instance: Any, schema: Schema) -> bool:
     return then is True and conforms(condition, instance)
 
 
+def _all_of(schemas: list[Schema | bool], instance: Any, schema: Schema) -> bool:
+    """Every subschema holds (a False from one is "not decided here", so is the whole).
+
+    >>> rule = {"allOf": [{"if": {"required": ["a"]}, "then": {"required": ["b"]}}]}
+    >>> conforms(rule, {"a": 1, "b": 2}), conforms(rule, {"a": 1})
+    (True, False)
+    """
+    return all(conforms(subschema, instance) for subschema in schemas)
+
+
 _KEYWORDS: dict[str, _Keyword] = {
     "type": _type,
     "properties": _properties,
@@ -196,4 +206,5 @@ _KEYWORDS: dict[str, _Keyword] = {
     "enum": _enum,
     "const": _const,
     "if": _if,
+    "allOf": _all_of,
 }

@@ -1,11 +1,10 @@
 """Whether this machine can boot a lab, decided before anything is created.
 
-A lab runs FRR (zebra, bgpd, bfdd, staticd) and lldpd per switch. What limits it is CPU for the
-BGP and BFD sessions (keepalives every second, BFD every 300 ms) and memory per switch; a lab
-past either limit does not fail cleanly: configs time out while being applied. The figures are
-the measurements in README "Lab" (benchmarks/lab_bench.py on a 2-core VM): 12 switches with
-256 sessions and 24 with 512 boot; 96 with 2,048 did not; about 60 MiB per switch plus about
-0.7 MiB per BGP peer in bgpd.
+A lab runs FRR (zebra, bgpd, bfdd) and lldpd per switch. What limits it is CPU for the BGP and
+BFD sessions and memory per switch; a lab past either limit does not fail cleanly: configs time
+out while being applied. The lab's timers slow down with its sessions per core
+(`fabricgen/lab/timers.py`); past the last row of that data a lab is refused. Memory per switch
+and per peer: the measurements in README "Lab" (benchmarks/lab_bench.py on a 2-core VM).
 """
 
 from __future__ import annotations
@@ -14,12 +13,14 @@ import os
 from pathlib import Path
 
 from fabricgen.core.records import record
+from fabricgen.lab.timers import sessions, timer_rows
 from fabricgen.lab.topology import LabTopology
 
-SESSIONS_PER_CORE = 512
-"""BGP sessions (each with BFD) one core carries while the lab boots and converges."""
-SWITCH_MIB = 60.0
+SWITCH_MIB = 37.0
 PEER_MIB = 0.7
+"""Daemon memory (Pss) per switch and per BGP peer: 61 and 67 MiB per switch were measured at 12
+and 96 switches, both with 43 peers per switch on average; the per-peer share is the earlier
+estimate (these two labs cannot separate it), the per-switch share fits the 96-switch lab."""
 MEMORY_SHARE = 0.8
 """Of MemAvailable, what the lab may take (the rest stays for the system and other jobs)."""
 
@@ -40,11 +41,6 @@ def this_machine() -> Machine:
     return Machine(cores, available)
 
 
-def sessions(topology: LabTopology) -> int:
-    """BGP sessions of the lab: one per switch-to-switch cable (both ends list the neighbor)."""
-    return sum(len(s.neighbors) for s in topology.switches) // 2
-
-
 def memory_mib(topology: LabTopology) -> float:
     return SWITCH_MIB * len(topology.switches) + PEER_MIB * 2 * sessions(topology)
 
@@ -57,7 +53,8 @@ def refusal(topology: LabTopology, machine: Machine) -> str | None:
     True
     """
     count, peers, need = len(topology.switches), sessions(topology), memory_mib(topology)
-    cpu_sessions = SESSIONS_PER_CORE * machine.cores
+    per_core = timer_rows()[-1].sessions_per_core
+    cpu_sessions = per_core * machine.cores
     memory = MEMORY_SHARE * machine.available_mib
     if peers <= cpu_sessions and need <= memory:
         return None
@@ -65,7 +62,9 @@ def refusal(topology: LabTopology, machine: Machine) -> str | None:
     fits = min(count * cpu_sessions // max(peers, 1), int(memory // per_switch))
     reasons = []
     if peers > cpu_sessions:
-        reasons.append(f"{peers:,} BGP+BFD sessions, {machine.cores} cores carry about {cpu_sessions:,} ({SESSIONS_PER_CORE} per core)")
+        reasons.append(
+            f"{peers:,} BGP+BFD sessions, {machine.cores} cores carry about {cpu_sessions:,} ({per_core:,} per core at the slowest lab timers)"
+        )
     if need > memory:
         reasons.append(
             f"about {need / 1024:.1f} GiB of daemons, {memory / 1024:.1f} GiB usable of {machine.available_mib / 1024:.1f} GiB available"

@@ -73,5 +73,5 @@ def export_files(topology: LabTopology) -> dict[str, str]:
         files[f"frr/{switch.name}/frr.conf"] = frr_config(topology, switch)
         files[f"frr/{switch.name}/daemons"] = DAEMONS_FILE
         files[f"frr/{switch.name}/vtysh.conf"] = "service integrated-vtysh-config\n"
-        files[f"lldpd/{switch.name}.conf"] = lldpd_config(switch)
+        files[f"lldpd/{switch.name}.conf"] = lldpd_config(switch, topology.timers)
     return files

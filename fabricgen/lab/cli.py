@@ -48,10 +48,15 @@ def _topology(inventory: Path, need_root: bool = True) -> object:
         if not frr_installed() or not lldpd_installed():
             _refuse("fabricgen lab needs the Debian packages frr and lldpd (apt-get install frr lldpd)")
         from fabricgen.lab.capacity import refusal, this_machine
+        from fabricgen.lab.timers import describe, scaled, timer_rows
 
-        too_big = refusal(topology, this_machine())
+        machine = this_machine()
+        too_big = refusal(topology, machine)
         if too_big:
             _refuse(f"{inventory}: {too_big}")
+        topology = scaled(topology, machine.cores)
+        if topology.timers != timer_rows()[0].timers or topology.bfd_planned_ms:
+            err_console.print(describe(topology, machine.cores), markup=False)
     return topology
 
 

@@ -1,39 +1,30 @@
 """Rendered configs of the lab's daemons: FRR (`templates/frr/`) and lldpd, per switch.
 
 The same text runs in the local namespace lab and in the containerlab export. Lab timers are
-not planned values: they make a laptop-sized lab converge in seconds (BGP keepalive 1 s, hold
-3 s, connect retry 2 s, LLDP every second); BFD runs at the planned interval and multiplier.
+not planned values (`LabTopology.timers`): they make a laptop-sized lab converge in seconds (BGP
+keepalive 1 s, hold 3 s, connect retry 2 s, LLDP every second) and slow down with the lab's
+sessions per core (`fabricgen/lab/timers.py`); BFD runs at the planned interval and multiplier
+unless the lab's size slows it down too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from fabricgen import platforms as registry
-from fabricgen.lab.topology import LabSwitch, LabTopology
+from fabricgen.lab.topology import LabSwitch, LabTimers, LabTopology
 from fabricgen.render.templating import environment
 from fabricgen.render.tidy import tidy
 
 
-@dataclass(frozen=True, slots=True)
-class LabTimers:
-    keepalive: int = 1
-    hold: int = 3
-    connect_retry: int = 2
-    lldp_tx_interval: int = 1
-
-
-DEFAULT_TIMERS = LabTimers()
-
-
-def frr_config(topology: LabTopology, switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS, log_file: str = "/var/log/frr/frr.log") -> str:
-    """`frr.conf` of one switch (integrated config: vtysh hands zebra, bgpd and bfdd their parts)."""
+def frr_config(topology: LabTopology, switch: LabSwitch, timers: LabTimers | None = None, log_file: str = "/var/log/frr/frr.log") -> str:
+    """`frr.conf` of one switch (integrated config: vtysh hands zebra, bgpd and bfdd their parts);
+    `timers`: the topology's unless given."""
+    timers = timers or topology.timers
     template = environment().get_template("frr/frr.conf.j2")
     drain = registry.section("drain")["frr"]
     return tidy(template.render(switch=switch, topology=topology, lab=timers, log_file=log_file, drain=drain))
 
 
-def lldpd_config(switch: LabSwitch, timers: LabTimers = DEFAULT_TIMERS) -> str:
+def lldpd_config(switch: LabSwitch, timers: LabTimers) -> str:
     """lldpd commands (lldpcli syntax) of one switch: its planned name, ports named by ifname."""
     return (
         f"configure system hostname {switch.name}\n"

@@ -124,9 +124,14 @@ def sysctls(namespace: str, settings: dict[str, str]) -> None:
     in_namespace(namespace, ["sh", "-ec", script])
 
 
+ROUTES_TIMEOUT_S = 120
+"""A leaf of the 32 x 64 lab holds about 2,100 routes of 32 next hops each (4 MB of JSON); on a
+loaded 2-core machine a shorter limit cut some leaves' ECMP check short."""
+
+
 def routes(namespace: str) -> list[dict[str, Any]]:
     """`ip -j route show` of a namespace (kernel routes, main table)."""
-    done = run(["ip", "-n", namespace, "-j", "route", "show"], timeout=30)
+    done = run(["ip", "-n", namespace, "-j", "route", "show"], timeout=ROUTES_TIMEOUT_S)
     data: list[dict[str, Any]] = json.loads(done.stdout or "[]")
     return data
 

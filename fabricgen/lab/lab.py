@@ -25,7 +25,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from fabricgen.lab import daemons, kernel
-from fabricgen.lab.configs import DEFAULT_TIMERS, LabTimers, frr_config, lldpd_config
+from fabricgen.lab.configs import frr_config, lldpd_config
 from fabricgen.lab.topology import LabServer, LabSwitch, LabTopology
 
 WORK_ROOT = Path("/run/fabricgen-lab")
@@ -45,9 +45,9 @@ SERVER_SYSCTLS = {"net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_
 
 
 class Lab:
-    def __init__(self, topology: LabTopology, timers: LabTimers = DEFAULT_TIMERS) -> None:
+    def __init__(self, topology: LabTopology) -> None:
         self.topology = topology
-        self.timers = timers
+        self.timers = topology.timers
         self.work = WORK_ROOT / topology.fabric
         self._switches = {s.name: s for s in topology.switches}
         self._servers = {s.name: s for s in topology.servers}
@@ -68,6 +68,9 @@ class Lab:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        """down(), which a SIGTERM no longer interrupts: a 96-switch lab takes minutes to tear
+        down, and a second stop (a `timeout` after the first) left its namespaces behind."""
+        _ignore_sigterm()
         try:
             self.down()
         finally:
@@ -228,6 +231,11 @@ def _catch_sigterm() -> _Handler:
     if threading.current_thread() is not threading.main_thread():
         return None
     return signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+def _ignore_sigterm() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _restore_sigterm(previous: _Handler) -> None:

@@ -111,6 +111,17 @@ class LabCable:
 
 
 @dataclass(frozen=True, slots=True)
+class LabTimers:
+    """The lab's own BGP and LLDP timers (not planned values): fast convergence on a small lab,
+    slower on a big one (`fabricgen/lab/timers.py`, rows in platforms/frr/platform.yml)."""
+
+    keepalive: int = 1
+    hold: int = 3
+    connect_retry: int = 2
+    lldp_tx_interval: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class LabTopology:
     fabric: str
     prefix: str
@@ -120,7 +131,11 @@ class LabTopology:
     servers_prefix: str
     bfd: bool
     bfd_interval_ms: int
+    """BFD interval the lab runs: the planned one, or slower on a big lab (`bfd_planned_ms`)."""
     bfd_multiplier: int
+    timers: LabTimers = LabTimers()
+    bfd_planned_ms: int = 0
+    """The planned BFD interval when the lab runs a slower one for its size; 0: it runs the plan's."""
 
     def namespace(self, node: str) -> str:
         return f"{self.prefix}{node}"

@@ -79,7 +79,8 @@ def check_bgp(lab: Lab, plan: LabTopology) -> Check:
 
 
 def check_bfd(lab: Lab, plan: LabTopology) -> Check:
-    check = Check(2, "bfd", f"BFD up on every session ({plan.bfd_interval_ms} ms x {plan.bfd_multiplier})")
+    slower = f"; planned {plan.bfd_planned_ms} ms, slowed for the lab's size" if plan.bfd_planned_ms else ""
+    check = Check(2, "bfd", f"BFD up on every session ({plan.bfd_interval_ms} ms x {plan.bfd_multiplier}{slower})")
     if not plan.bfd:
         check.skipped = "the plan runs no BFD (bgp.bfd: false)"
         return check

@@ -51,6 +51,7 @@ from fabricgen.plan.passes.addressing import DeviceAddresses, Pools, address_dev
 from fabricgen.plan.passes.aspath import relaxing
 from fabricgen.plan.passes.cabling import apply_overrides, override_positions
 from fabricgen.plan.passes.connect import Ends, Stage, Wiring, connect
+from fabricgen.plan.passes.control_plane import control_plane_acls
 from fabricgen.plan.passes.devices import ROLE_ORDER, Headroom, InfinibandSwitch, Routing, assemble
 from fabricgen.plan.passes.drain import drained_switches
 from fabricgen.plan.passes.expand import TierNode, Tiers, expand_tiers
@@ -162,6 +163,7 @@ def _build_plan(inputs: Inputs) -> Plan:
     hosts = infiniband.subnet_managers if infiniband else ()
     chosen = choose_media(links, devices, models, override_positions(overrides), source, servers=attached.servers, nics=(nic,), hosts=hosts)
     links_in_order, bgp, services = tuple(sorted(chosen, key=_LINK_ORDER)), inputs.bgp, inputs.services
+    used = tuple(all_platforms[p] for p in sorted({n.platform.name for n in tiers.everything}))
     return Plan(
         name=inputs.fabric.name,
         description=inputs.fabric.description,
@@ -181,7 +183,8 @@ def _build_plan(inputs: Inputs) -> Plan:
         max_oversubscription=inputs.max_oversubscription,
         ratio_during_change=inputs.ratio_during_change,
         models=models,
-        platforms=tuple(all_platforms[p] for p in sorted({n.platform.name for n in tiers.everything})),
+        platforms=used,
+        control_plane=control_plane_acls(inputs.management, inputs.addressing, used) if routed else (),
         warnings=tuple(warnings),
         pods=tiers.pods,
         rails=attachment.rails,

@@ -262,6 +262,14 @@ class ServicesInput:
 
 
 @record
+class ManagementInput:
+    """`management:`: who may manage the switches. `allowed_sources` is None when absent: the
+    control-plane pass (plan/passes/control_plane.py) then allows the management pool."""
+
+    allowed_sources: tuple[str, ...] | None
+
+
+@record
 class DrainInput:
     """One switch to drain; `path` is its `drain[i]` key, empty when it came from `--drain`."""
 
@@ -305,6 +313,8 @@ class Inputs:
     drain_max_ratio: float = 1.5
     """`oversubscription.drain_max_ratio`: the downlink:uplink ratio no switch may pass while drained
     switches carry nothing."""
+    management: ManagementInput = ManagementInput(None)
+    """`management:` (the control-plane ACL's allowed sources)."""
 
     @property
     def routed(self) -> bool:
@@ -346,7 +356,13 @@ def inputs_of(doc: Mapping[str, Any], source: SourceMap) -> Inputs:
         jobs=doc.get("jobs") or {},
         drain=tuple(DrainInput(name, ("drain", i)) for i, name in enumerate(doc.get("drain", []))),
         drain_max_ratio=float(doc["oversubscription"]["drain_max_ratio"]),
+        management=_management(doc.get("management") or {}),
     )
+
+
+def _management(management: Mapping[str, Any]) -> ManagementInput:
+    sources = management.get("allowed_sources")
+    return ManagementInput(tuple(sources) if sources is not None else None)
 
 
 def with_drained(inputs: Inputs, names: Sequence[str]) -> Inputs:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fabricgen.platforms.acl_text import ControlPlaneFilter
 from fabricgen.platforms.sections import Section, split_sections
 
 
@@ -106,6 +107,10 @@ class Driver(Protocol):
     def management(self, config: str) -> Management:
         """Config text (running or staged): the management interface, its address and VRF, the
         VRF's default route, and the VRFs where the API and SSH are on."""
+        ...
+
+    def control_plane(self, config: str) -> ControlPlaneFilter:
+        """Config text: the access lists and where the control-plane (or vty) ACL is applied."""
         ...
 
 

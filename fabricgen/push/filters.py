@@ -11,12 +11,20 @@ from fabricgen.push.bgp_identity import two_ended_sessions
 from fabricgen.push.opensm import opensm_conf_with_keys, opensm_key_problems, opensm_version_problem
 from fabricgen.push.ownership import owned_text, redact
 from fabricgen.push.postchecks import ansible_filters as postcheck_filters
+from fabricgen.push.reachability import controller_address
 from fabricgen.push.rescue import rescue_report
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
 
 
-def _lockout(staged: str, running: str, platform: str, device: str, user: str, connection: str, address: str = "") -> list[str]:
-    return lockout_problems(platform, staged, running, Login(device, user, connection, str(address or "")))
+def _lockout(
+    staged: str, running: str, platform: str, device: str, user: str, connection: str, address: str = "", controller: str = ""
+) -> list[str]:
+    """`lockout_problems`; `controller` is `fabricgen_controller_address` when the inventory sets
+    it, else the source address this machine's routing picks for `address` (`ansible_host`)."""
+    host = str(address or "")
+    return lockout_problems(
+        platform, staged, running, Login(device, user, connection, host, controller_address(host, str(controller or "")))
+    )
 
 
 def commit_windows_problems(hosts: list[str], hostvars: Mapping[str, Any], batch: int, forks: int) -> list[str]:

@@ -44,6 +44,20 @@ class Ownership:
     login_role: re.Pattern[str]
     login_privilege: re.Pattern[str]
     api: dict[str, tuple[ApiNeed, ...]]
+    owned_lines: tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...] = ()
+    """(section regex, line regexes): fabricgen's lines inside a never-touched section."""
+
+    def owned_children(self, section: Section) -> tuple[str, ...]:
+        """The lines of a never-touched section that fabricgen owns (`owned_lines`); none for
+        any other section."""
+        for head, lines in self.owned_lines:
+            if head.search(section.head):
+                return tuple(child for child in section.children if any(p.search(child.strip()) for p in lines))
+        return ()
+
+    def has_owned_lines(self, section: Section) -> bool:
+        """Whether fabricgen owns lines inside this (never-touched) section."""
+        return any(head.search(section.head) for head, _ in self.owned_lines)
 
     def is_owned(self, section: Section) -> bool:
         return any(p.search(section.head) for p in self.owned) and not self.is_never(section)
@@ -101,6 +115,7 @@ def _table() -> dict[str, Ownership]:
             login_role=re.compile(entry["login"]["role"]),
             login_privilege=re.compile(entry["login"]["privilege"]),
             api=_api(entry["api"]),
+            owned_lines=tuple((re.compile(head), _compile(lines)) for head, lines in (entry.get("owned_lines") or {}).items()),
         )
         for name, entry in sorted(data.items())
     }
@@ -128,9 +143,15 @@ def normalised(owner: Ownership, section: Section) -> Section:
 
 
 def owned_sections(owner: Ownership, text: str) -> list[Section]:
-    """Owned sections of a config, defaults dropped; a bare top-level default line disappears."""
+    """Owned sections of a config, defaults dropped; a bare top-level default line disappears.
+    A never-touched section with owned lines counts with those lines only (none: not at all)."""
     kept = []
     for section in split_sections(text):
+        if owner.is_never(section):
+            lines = owner.owned_children(section)
+            if lines:
+                kept.append(Section(section.head, lines))
+            continue
         if not owner.is_owned(section):
             continue
         section = normalised(owner, section)

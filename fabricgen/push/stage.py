@@ -8,7 +8,10 @@ the staged file is built at push time, in memory or outside `build/`:
 - never-touched sections (users, AAA, SSH/API, SNMP, boot, CoPP, agents): the management
   overlay's (Ansible Vault / environment) when it has them, else the device's, else the
   rendered file's;
-- sections matching neither list: the device's own (hotfixes survive; the drift check reports them).
+- sections matching neither list: the device's own (hotfixes survive; the drift check reports them);
+- lines fabricgen owns inside a never-touched section (`owned_lines`: the control-plane ACL's
+  applying line in EOS `system control-plane`, NX-OS `line vty`): the rendered file's, in the
+  section kept from the overlay or the device.
 
 Secrets enter only through the overlay and the device's running config, both already on the
 controller's memory; nothing here writes files.
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 
 from fabricgen.platforms.sections import Section, join_sections, split_sections
 from fabricgen.push.ownership import Ownership, owned_sections, ownership, redact
-from fabricgen.push.reachability import reachability_problems
+from fabricgen.push.reachability import control_plane_problems, reachability_problems
 
 
 def staged_config(platform: str, rendered: str, running: str, overlay: str = "", keep_device_sections: bool = True) -> str:
@@ -37,9 +40,11 @@ def staged_config(platform: str, rendered: str, running: str, overlay: str = "",
     overlay_sections = split_sections(overlay)
     overlay_keys = {_key(owner, s) for s in overlay_sections}
     running_never = {owner.never_key(s): s for s in split_sections(running) if owner.is_never(s)}
+    rendered_sections = split_sections(rendered)
+    lines = {_key(owner, s): owner.owned_children(s) for s in rendered_sections if owner.has_owned_lines(s)}
     result: list[Section] = []
     used: set[str] = set()
-    for section in split_sections(rendered):
+    for section in rendered_sections:
         key = _key(owner, section)
         if key in overlay_keys:
             continue  # the overlay's version comes below, in the overlay's order
@@ -53,7 +58,18 @@ def staged_config(platform: str, rendered: str, running: str, overlay: str = "",
         if owner.is_owned(section) or _key(owner, section) in used:
             continue
         result.append(section)
-    return join_sections(result)
+    return join_sections([_with_owned_lines(owner, section, lines) for section in result])
+
+
+def _with_owned_lines(owner: Ownership, section: Section, rendered: dict[str, tuple[str, ...]]) -> Section:
+    """A kept section with fabricgen's lines in it (`owned_lines`: the control-plane ACL's
+    applying line) taken from the rendered file: the overlay's or device's own ones replaced,
+    removed when the rendered file has none."""
+    if not owner.has_owned_lines(section):
+        return section
+    own = set(owner.owned_children(section))
+    kept = tuple(child for child in section.children if child not in own)
+    return Section(section.head, kept + rendered.get(_key(owner, section), ()))
 
 
 def _key(owner: Ownership, section: Section) -> str:
@@ -70,6 +86,9 @@ class Login:
     address: str = ""
     """`ansible_host`: the management address the controller uses (checked when it is the one
     the running config shows on the management interface)."""
+    controller: str = ""
+    """The address the switch sees the controller connect from (reachability.controller_address):
+    what the staged control-plane ACL must permit."""
 
 
 def _user_line(owner: Ownership, text: str, user: str) -> str | None:
@@ -93,7 +112,8 @@ def lockout_problems(platform: str, staged: str, running: str, login: Login) -> 
     Refused: a file without the login user (or, for an account that exists only on TACACS+ /
     RADIUS, without the AAA that authenticates it), one that changes the user's role or
     privilege, one without the API the connection uses (EOS eAPI, NX-OS NX-API, SSH for
-    network_cli), and one that cuts the management path (`reachability.py`).
+    network_cli), one that cuts the management path, and one whose control-plane ACL would not
+    let the controller's address in (`reachability.py`).
     """
     owner = ownership(platform)
     problems = []
@@ -112,6 +132,7 @@ def lockout_problems(platform: str, staged: str, running: str, login: Login) -> 
                 )
     problems.extend(_api_problems(owner, staged, login))
     problems.extend(reachability_problems(platform, staged, running, login.device, login.address, login.connection))
+    problems.extend(control_plane_problems(platform, staged, running, login.device, login.address, login.connection, login.controller))
     return problems
 
 

@@ -102,6 +102,22 @@ def render(inventory: Path, out: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def controller_address(inventory: Path) -> str:
+    """The address a STAND-IN switch is told the controller comes from
+    (`fabricgen_controller_address`): the stand-ins listen on 127.0.0.1, which no real switch
+    sees, so the push is declared to come from the last address of the fabric's first allowed
+    management source, as a controller on the management network would. Empty: no ACL."""
+    import ipaddress
+
+    from fabricgen.pipeline import load_and_plan
+
+    acls = load_and_plan(inventory).plan.control_plane
+    if not acls:
+        return ""
+    network = ipaddress.IPv4Network(acls[0].allowed_sources[0])
+    return str(network.broadcast_address - 1)
+
+
 def marked_pids(marker: str) -> list[int]:
     needle = f"{MARKER_VAR}={marker}".encode()
     pids = []

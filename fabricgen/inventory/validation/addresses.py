@@ -83,6 +83,35 @@ def check_addresses(doc: dict[str, Any], source: SourceMap) -> list[Diagnostic]:
     found += _check_pinned_management(doc, pools.get("management"), source)
     found += _check_pinned_special(doc, source)
     found += _check_services(doc, pools, source)
+    found += _check_allowed_sources(doc, pools, source)
+    return found
+
+
+def _check_allowed_sources(doc: dict[str, Any], pools: dict[str, ipaddress.IPv4Network], source: SourceMap) -> list[Diagnostic]:
+    """`management.allowed_sources`: prefixes read as strictly as the pools, none in a
+    special-purpose range, none overlapping a pool the plan hands to switch or server ports
+    (the ACL would let GPU hosts or fabric links reach the switches' management)."""
+    found = []
+    for position, text in enumerate((doc.get("management") or {}).get("allowed_sources", [])):
+        path = ("management", "allowed_sources", position)
+        problem, hint = prefix_problem(text)
+        if problem:
+            found.append(source.diagnostic(path, problem, hint=hint))
+            continue
+        prefix = ipaddress.IPv4Network(text)
+        special = special_range(prefix)
+        if special:
+            found.append(source.diagnostic(path, f"{prefix} overlaps the special-purpose range {special}"))
+            continue
+        inside = next((name for name in FABRIC_POOLS if name in pools and prefix.overlaps(pools[name])), None)
+        if inside:
+            found.append(
+                source.diagnostic(
+                    path,
+                    f"{prefix} overlaps addressing.{inside} ({pools[inside]}): switch or server ports there would reach the switches' management",
+                    hint="allow the management network or the operators' hosts only",
+                )
+            )
     return found
 
 

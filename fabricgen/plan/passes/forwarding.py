@@ -10,6 +10,9 @@
   plan never holds a request a switch cannot honour.
 - IEEE DCBX on RoCE host ports when `roce.dcbx` is on and the platform has a per-port command
   (`dcbx_command`); the NICs then learn PFC and ETS from the switch instead of being told twice.
+- The PFC headroom the switch's no-drop class needs (`Device.pfc_headroom`, the largest need of
+  its RoCE ports: `headroom.switch_headroom`), decided here because this pass already visits
+  every RoCE switch once with its platform's profile.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from fabricgen.core.model import Device, Interface, Model, Platform, RocePolicy
+from fabricgen.plan.passes.headroom import switch_headroom
 
 SWITCH_FACING = frozenset({"uplink", "downlink"})
 """Interface roles of cables to another switch: the ports ECMP (and DLB) choose among."""
@@ -45,6 +49,7 @@ def _forwarding(device: Device, roce: RocePolicy, model: Model, platform: Platfo
         ecmp_hash=hashes.get(model.queue_family, hashes.get("default", "")),
         dlb_mode=dlb_mode,
         dlb_interfaces=dlb,
+        pfc_headroom=switch_headroom(interfaces, roce.profiles[device.platform].data_traffic_class),
     )
 
 

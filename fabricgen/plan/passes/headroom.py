@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from fabricgen.core.model import Link, Platform
+from fabricgen.core.model import ClassHeadroom, Interface, Link, Platform
 
 NS_PER_METRE = 5.13
 """Signal delay in fibre: 513 ns per 100 m of single-mode fibre (Cisco white paper c11-542809;
@@ -95,3 +95,27 @@ def port_headroom(links: Iterable[Link], platform_of: Mapping[str, str], platfor
             far = z_sends if a_sends is None else a_sends
             headroom[z.device][z.interface] = cable_headroom(link.length_m, link.speed, link.mtu, far)
     return headroom
+
+
+def switch_headroom(interfaces: Iterable[Interface], traffic_class: int) -> tuple[ClassHeadroom, ...]:
+    """The PFC headroom the no-drop `traffic_class` needs on one switch: the largest need of its
+    RoCE ports, and the first port that needs it. A platform that sizes the no-drop buffer per
+    class for every port (NX-OS's input queuing policy) must hold this much; it is the switch's
+    intent whether or not its config carries a buffer line. Empty when no port is lossless.
+
+    >>> from fabricgen.core.model import Interface
+    >>> def port(name, need):
+    ...     return Interface(name=name, port=1, sub=1, speed=400, role="uplink", address="", prefix_length=31, peer_device="",
+    ...                      peer_interface="", description="", mtu=9214, roce=need > 0, pfc_headroom_bytes=need)
+    >>> switch_headroom([port("e1", 91982), port("e2", 153538), port("e3", 153538), port("e4", 0)], 3)
+    (ClassHeadroom(traffic_class=3, headroom_bytes=153538, port='e2'),)
+    >>> switch_headroom([port("e4", 0)], 3)
+    ()
+    """
+    worst: Interface | None = None
+    for interface in interfaces:
+        if interface.roce and (worst is None or interface.pfc_headroom_bytes > worst.pfc_headroom_bytes):
+            worst = interface
+    if worst is None or not worst.pfc_headroom_bytes:
+        return ()
+    return (ClassHeadroom(traffic_class, worst.pfc_headroom_bytes, worst.name),)

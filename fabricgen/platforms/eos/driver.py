@@ -4,9 +4,11 @@ config session diff. The shapes are dicts keyed by peer or interface (`vrfs.<vrf
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from fabricgen.platforms.acl_text import ControlPlaneFilter, read_filter
 from fabricgen.platforms.driver import (
     Management,
     Session,
@@ -133,5 +135,12 @@ class EosDriver:
     def management(self, config: str) -> Management:
         return config_text.management(config)
 
+    def control_plane(self, config: str) -> ControlPlaneFilter:
+        """`system control-plane`: the control-plane ACL per VRF (none: EOS's default-control-plane-acl)."""
+        return read_filter(config, "system control-plane", _APPLYING)
+
+
+_APPLYING = re.compile(r"^ip access-group (?P<acl>\S+)( vrf (?P<vrf>\S+))? in$")
+"""The line that applies the control-plane ACL (ownership.yml `owned_lines`)."""
 
 DRIVER = EosDriver()

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from fabricgen.platforms.acl_text import ControlPlaneFilter, read_filter
 from fabricgen.platforms.driver import (
     Management,
     Session,
@@ -175,5 +176,12 @@ class NxosDriver:
     def management(self, config: str) -> Management:
         return config_text.management(config)
 
+    def control_plane(self, config: str) -> ControlPlaneFilter:
+        """`line vty`: the vty ACL (SSH sessions, every VRF)."""
+        return read_filter(config, "line vty", _APPLYING)
+
+
+_APPLYING = re.compile(r"^access-class (?P<acl>\S+) in$")
+"""The line that applies the control-plane ACL (ownership.yml `owned_lines`)."""
 
 DRIVER = NxosDriver()
