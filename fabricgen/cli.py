@@ -242,7 +242,9 @@ def report_written(fabric: str, out: Path, summary: WriteSummary, *, as_json: bo
         click.echo(
             f"{out}: {len(summary.changed)} changed, {len(summary.unchanged)} unchanged, {len(summary.added)} added, {len(summary.removed)} removed"
         )
-        devices = sorted(Path(p).stem for p in (*summary.changed, *summary.added) if p.startswith("configs/"))
+        from fabricgen.configs.devices import config_device
+
+        devices = sorted({config_device(p) for p in (*summary.changed, *summary.added) if p.startswith("configs/")})
         if devices:
             click.echo("devices with config changes: " + ", ".join(devices))
 
@@ -396,7 +398,7 @@ def _diff_running(running: Path, inventory: Path | None, output: Path | None, te
 
         plan = checked_plan(inventory).plan
         context = RenderContext(user_template_dirs(resolve_inventory_path(inventory).parent, template_dirs))
-        rendered = {Path(p).stem: tidy(t) for p, t in run_stage(lambda: device_configs(plan, context)).items()}
+        rendered = {Path(p).stem: tidy(t) for p, t in run_stage(lambda: device_configs(plan, context)).items() if p.endswith(".cfg")}
         platform_of = {d.name: d.platform for d in plan.devices}
     else:
         rendered, platform_of = run_stage(lambda: rendered_from_build(out))

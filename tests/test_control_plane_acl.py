@@ -68,6 +68,8 @@ def test_eos_acl_permits_bgp_and_bfd_from_every_planned_neighbour(inventory: str
     for device in eos[:: max(1, len(eos) // 12)]:
         rules = _filter_of("eos", configs[device.name])
         assert neighbours[device.name], device.name
+        # every configured neighbour is one of the cables' far ends (none reaches past the ACL)
+        assert {n.address for n in device.bgp_neighbors} <= neighbours[device.name], device.name
         for address in sorted(neighbours[device.name]):
             peer = ipaddress.IPv4Address(address)
             assert verdict(rules, peer, "tcp", 179)[0] is True, (device.name, address)

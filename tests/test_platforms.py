@@ -31,7 +31,7 @@ from tests.conftest import ROOT
 
 TINY_EOS = ROOT / "tests" / "goldens" / "inventories" / "tiny-eos" / "fabric.yml"
 clab_artifact = importlib.import_module("fabricgen.artifacts.lab")  # the package exports a producer of that name
-PLATFORM_NAMES = re.compile(r"\b(eos|nxos)\b")
+PLATFORM_NAMES = re.compile(r"\b(eos|nxos|sonic)\b")
 
 
 def _forget() -> None:
@@ -70,8 +70,8 @@ def _platform(folder: Path, name: str, text: str) -> None:
 
 def test_the_registry_lists_one_folder_per_platform() -> None:
     folders = {p.name for p in registry.HERE.iterdir() if (p / "platform.yml").is_file()}
-    assert folders == {"eos", "nxos", "opensm", "frr"}
-    assert registry.inventory_platforms() == ["eos", "infiniband", "nxos"]  # frr is the lab's, not an inventory's
+    assert folders == {"eos", "nxos", "opensm", "frr", "sonic"}
+    assert registry.inventory_platforms() == ["eos", "infiniband", "nxos", "sonic"]  # frr is the lab's, not an inventory's
     assert registry.template_folder("infiniband") == "opensm" and registry.template_folder("eos") == "eos"
 
 
@@ -98,7 +98,7 @@ def test_a_child_inherits_and_overrides(extra_platforms: Path) -> None:
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        ({"toy": "parent: sonic\n"}, r"toy/platform.yml: parent: no platform 'sonic'"),
+        ({"toy": "parent: nonesuch\n"}, r"toy/platform.yml: parent: no platform 'nonesuch'"),
         ({"a": "parent: b\n", "b": "parent: a\n"}, r"/b/platform.yml: parent: a -> b -> a is a circle"),
         ({"twin": "name: eos\n"}, r"twin/platform.yml: platform 'eos' is defined twice"),
     ],
@@ -133,8 +133,8 @@ def test_the_published_schema_is_the_generated_one() -> None:
 
 def test_the_schema_names_each_platform_once() -> None:
     text = (ROOT / "schemas" / "fabric.schema.json").read_text(encoding="utf-8")
-    assert sorted(PLATFORM_NAMES.findall(text)) == ["eos", "nxos"]  # `infiniband` is also a transport and a cable kind
-    assert _platform_enums(json.loads(text)) == [["eos", "infiniband", "nxos"]]
+    assert sorted(PLATFORM_NAMES.findall(text)) == ["eos", "nxos", "sonic"]  # `infiniband` is also a transport and a cable kind
+    assert _platform_enums(json.loads(text)) == [["eos", "infiniband", "nxos", "sonic"]]
     checked = schema.fabric_schema()  # what the checks read: the seven places the enum applies
     assert len(_platform_enums(checked)) == 7 and "$defs" not in checked
 
@@ -153,7 +153,7 @@ def test_a_stale_schema_fails_the_generator_check(extra_platforms: Path, tmp_pat
     """The check above can fail: with one more platform folder the file is stale until rewritten."""
     _platform(extra_platforms, "toy", "parent: eos\n")
     document = read_published()
-    assert published(document)["$defs"]["platform"]["enum"] == ["eos", "infiniband", "nxos", "toy"]
+    assert published(document)["$defs"]["platform"]["enum"] == ["eos", "infiniband", "nxos", "sonic", "toy"]
     assert document != published(document)
     written = tmp_path / "fabric.schema.json"
     written.write_text(SCHEMA_FILE.read_text(encoding="utf-8"), encoding="utf-8")
@@ -202,7 +202,7 @@ def test_an_unknown_platform_is_refused_at_its_key(tmp_path: Path) -> None:
     with pytest.raises(FabricError) as caught:
         load_and_plan(_toy_inventory(tmp_path, "toy"))
     messages = [d.format() for d in caught.value.diagnostics]
-    assert any("spines.platform: expected one of eos, infiniband, nxos; got 'toy'" in m for m in messages), messages
+    assert any("spines.platform: expected one of eos, infiniband, nxos, sonic; got 'toy'" in m for m in messages), messages
 
 
 # --- Ansible group variables from the registry ----------------------------------------------------

@@ -21,3 +21,11 @@ def test_device_config_golden(golden: Any) -> None:
 def test_plan_fragments_golden(golden: Any) -> None:
     _, files = rendered(golden["inventory"])
     assert {path: text for path, text in files.items() if path.startswith("plan/")} == golden.out["plan_files"]
+
+
+@pytest.mark.golden_test("goldens/config-folders/*.yml")
+def test_device_config_folder_golden(golden: Any) -> None:
+    """A switch whose platform takes several files (`config_files:`): the whole folder."""
+    _, files = rendered(golden["inventory"])
+    folder = f"configs/{golden['device']}/"
+    assert {path.removeprefix(folder): text for path, text in files.items() if path.startswith(folder)} == golden.out["files"]

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from jinja2.exceptions import SecurityError
 
+from fabricgen.configs.devices import config_device
 from fabricgen.pipeline import load_and_plan
 from fabricgen.producers import render_files
 from fabricgen.render.context import RenderContext
@@ -27,7 +28,7 @@ INVENTORIES = inventory_ids()
 @pytest.mark.parametrize("inventory", INVENTORIES)
 def test_configs_are_clean_text(inventory: str) -> None:
     plan, files = rendered(inventory)
-    assert {f"configs/{d.name}.cfg" for d in plan.devices} <= set(files)
+    assert {config_device(path) for path in files if path.startswith("configs/")} >= {d.name for d in plan.devices}
     for path, text in files.items():
         lines = text.split("\n")
         assert text.endswith("\n") and not text.endswith("\n\n"), path

@@ -20,6 +20,7 @@ from fabricgen.artifacts.netbox import netbox
 from fabricgen.cli import main
 from fabricgen.core.model import Device, Plan
 from fabricgen.diffing.inventory import diff_plans
+from fabricgen.diffing.markdown import markdown_report
 from fabricgen.pipeline import load_and_plan
 from fabricgen.render.context import RenderContext
 from tests.conftest import EXAMPLES, ROOT
@@ -187,3 +188,5 @@ def test_a_spine_s_new_model_moves_its_ports_and_its_neighbours_change_only_desc
     assert not result.cables_added and not result.cables_removed
     assert len(result.cables_moved) == 8 * 8 - 1
     assert all(" -- pod1-spine02 " in line for line in result.cables_moved)
+    summary = markdown_report(result, "spine model")
+    assert "| cables | 0 | 0 | 63 |" in summary and "Cables re-patched (one end moves)" in summary

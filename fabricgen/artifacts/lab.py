@@ -57,7 +57,7 @@ def topology(plan: Plan) -> tuple[dict[str, Any], int]:
         "name": plan.name,
         "topology": {
             "kinds": {kind: {"image": images[kind]} for kind in used_kinds},
-            "nodes": {d.name: _node(d, kinds[d.platform]["kind"]) for d in switches},
+            "nodes": {d.name: _node(d, kinds[d.platform]) for d in switches},
         },
     }
     if links:  # containerlab's schema wants a non-empty list or no key
@@ -87,8 +87,11 @@ def _interface_names(switches: list[Device], kinds: dict[str, dict[str, str]], m
     return names
 
 
-def _node(device: Device, kind: str) -> dict[str, str]:
-    return {"kind": kind, "startup-config": f"../configs/{device.name}.cfg"}
+def _node(device: Device, kind: dict[str, str]) -> dict[str, str]:
+    """The node of a switch: its kind, started from its rendered config (`startup_config` of the
+    platform's `containerlab:`, under configs/, when that is not `<name>.cfg`)."""
+    config = kind.get("startup_config", "{name}.cfg").format(name=device.name)
+    return {"kind": kind["kind"], "startup-config": f"../configs/{config}"}
 
 
 def lab(plan: Plan, context: RenderContext) -> dict[str, str]:

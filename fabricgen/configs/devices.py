@@ -1,7 +1,9 @@
 """`configs/<device>.cfg`: every Ethernet switch's config of what fabricgen owns, from its
 platform's template (`templates/<platform>/device.j2`), which only formats plan values. Not a
 complete startup config: users, AAA, SSH/API settings come from deploy.yml's management overlay
-(docs/render.md, opening).
+(docs/render.md, opening). A platform whose switches take several files names them
+(`config_files:` in its platform.yml: SONiC's `configs/<device>/config_db.json` and
+`configs/<device>/frr.conf`); a `.json` file is written as the device saves it (`tidy_json`).
 """
 
 from __future__ import annotations
@@ -10,8 +12,19 @@ from fabricgen import platforms as registry
 from fabricgen.core.catalog import platforms
 from fabricgen.core.model import Device, Plan
 from fabricgen.render.context import RenderContext
+from fabricgen.render.jsontext import tidy_json
 from fabricgen.render.templating import environment
 from fabricgen.render.tidy import tidy
+
+
+def config_device(path: str) -> str:
+    """The switch a rendered config file belongs to: `configs/<name>.cfg` or `configs/<name>/<file>`.
+
+    >>> config_device("configs/leaf1.cfg"), config_device("configs/leaf1/config_db.json")
+    ('leaf1', 'leaf1')
+    """
+    inside = path.removeprefix("configs/")
+    return inside.split("/", 1)[0] if "/" in inside else inside.removesuffix(".cfg")
 
 
 def device_configs(plan: Plan, context: RenderContext) -> dict[str, str]:
@@ -26,8 +39,9 @@ def chosen_devices(plan: Plan, context: RenderContext) -> tuple[Device, ...]:
     env = environment(context.user_template_dirs)
     by_name = platforms()
     chosen = tuple(d for d in plan.devices if by_name[d.platform].transport == "roce" and context.selected(d))
-    for folder in sorted({registry.template_folder(d.platform) for d in chosen}):
-        env.get_template(f"{folder}/device.j2")
+    for name in sorted({d.platform for d in chosen}):
+        for template in registry.config_files(name).values():
+            env.get_template(template)
     return chosen
 
 
@@ -35,11 +49,15 @@ def render_devices(shared: tuple[Plan, RenderContext, tuple[Device, ...]], start
     plan, context, chosen = shared
     env = environment(context.user_template_dirs)
     by_name = platforms()
-    folders = {name: registry.template_folder(name) for name in by_name}
+    outputs = {name: registry.config_files(name) for name in by_name}
+    models = {model.name: model for model in plan.models}
     files = {}
     for device in chosen[start:stop]:
-        template = env.get_template(f"{folders[device.platform]}/device.j2")
         qos = plan.roce.profiles.get(device.platform) if plan.roce else None
-        text = template.render(device=device, plan=plan, platform=by_name[device.platform], roce=plan.roce, qos=qos)
-        files[f"configs/{device.name}.cfg"] = tidy(text)
+        values = {"device": device, "plan": plan, "platform": by_name[device.platform], "roce": plan.roce, "qos": qos}
+        values["model"] = models[device.model]
+        for pattern, template in outputs[device.platform].items():
+            text = env.get_template(template).render(values)
+            path = f"configs/{pattern.format(name=device.name)}"
+            files[path] = tidy_json(text) if path.endswith(".json") else tidy(text)
     return files

@@ -13,7 +13,7 @@ from typing import Any
 
 from fabricgen import platforms as registry
 from fabricgen.core.datafile import read_yaml
-from fabricgen.core.model import Model, NicModel, Platform
+from fabricgen.core.model import Model, NicModel, Platform, PortMap
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 """The packaged data files (a folder of the installed package, as the templates are:
@@ -61,6 +61,20 @@ def _model(name: str, entry: dict[str, Any]) -> Model:
         pfc_headroom_source=str(entry.get("pfc_headroom_source", "")),
         netbox={str(k): str(v) for k, v in entry.get("netbox", {}).items() if k != "interface_types"},
         netbox_interface_types={int(k): str(v) for k, v in entry.get("netbox", {}).get("interface_types", {}).items()},
+        port_map=_port_map(entry["port_map"]) if "port_map" in entry else None,
+    )
+
+
+def _port_map(entry: dict[str, Any]) -> PortMap:
+    """A model's `port_map:`: cage lanes as the platform files write them ("17,18,19,20")."""
+    return PortMap(
+        hwsku=str(entry["hwsku"]),
+        lanes=tuple(tuple(int(lane) for lane in str(cage).split(",")) for cage in entry["lanes"]),
+        alias=str(entry["alias"]),
+        breakout_alias=str(entry["breakout_alias"]),
+        breakout_modes={int(count): str(mode) for count, mode in entry.get("breakout_modes", {}).items()},
+        fec=str(entry.get("fec", "rs")),
+        source=str(entry.get("source", "")),
     )
 
 

@@ -16,6 +16,48 @@ _Cls = TypeVar("_Cls", bound=type)
 
 
 @record
+class PortMap:
+    """How a network OS built from per-platform files (SONiC's `port_config.ini` and
+    `platform.json` of a hardware SKU) names and wires a model's cages: the ASIC lanes of each
+    cage, the alias of a port, the breakout mode names. Hardware facts, copied from the vendor's
+    platform files (`source`), never computed: the lanes of cage 1 need not be 0-7."""
+
+    hwsku: str
+    """The hardware SKU whose files these are (DEVICE_METADATA `hwsku`)."""
+    lanes: tuple[tuple[int, ...], ...]
+    """ASIC lanes of every cage, cage 1 first."""
+    alias: str
+    """Alias of an unbroken cage's port ({port} cage, {lane} first lane, {letter} a, b, ...)."""
+    breakout_alias: str
+    """Alias of a logical port of a broken-out cage (same fields)."""
+    breakout_modes: dict[int, str]
+    """Logical ports per cage -> the breakout mode name the platform files give it."""
+    fec: str = "rs"
+    """FEC of the cages' ports (the SKU's `port_config.ini` column)."""
+    source: str = ""
+
+    def port_lanes(self, port: int, sub: int, per_cage: int) -> tuple[int, ...]:
+        """ASIC lanes of logical port `sub` (1-based) of cage `port` broken into `per_cage`.
+
+        >>> PortMap("X", ((17, 18, 19, 20, 21, 22, 23, 24),), "", "", {}).port_lanes(1, 2, 2)
+        (21, 22, 23, 24)
+        """
+        cage = self.lanes[port - 1]
+        width = len(cage) // per_cage
+        return cage[(sub - 1) * width : sub * width]
+
+    def port_alias(self, port: int, sub: int, per_cage: int) -> str:
+        """Alias of logical port `sub` of cage `port` broken into `per_cage`.
+
+        >>> PortMap("X", ((0,) * 8,), "etp{port}", "etp{port}{letter}", {}).port_alias(1, 2, 4)
+        'etp1b'
+        """
+        lane = (sub - 1) * (len(self.lanes[port - 1]) // per_cage) + 1
+        pattern = self.alias if per_cage == 1 else self.breakout_alias
+        return pattern.format(port=port, lane=lane, letter="abcdefgh"[sub - 1])
+
+
+@record
 class Model:
     """One hardware catalog entry."""
 
@@ -49,6 +91,9 @@ class Model:
     """NetBox manufacturer and device type model."""
     netbox_interface_types: dict[int, str] = field(default_factory=dict)
     """NetBox interface type of a port per speed."""
+    port_map: PortMap | None = None
+    """ASIC lanes and port aliases of every cage as the OS's platform files give them; None
+    where no platform the model runs needs them."""
 
     @property
     def cage_lane_rate(self) -> int:
@@ -128,6 +173,9 @@ class Platform:
     drain: dict[str, Any] = field(default_factory=dict)
     """How the OS drains a switch and honours a drained neighbour (`drain:` in platform.yml):
     the GSHUT community, the receiver's community list and route map, the drained switch's lines."""
+    port_map_required: bool = False
+    """The OS writes each port's ASIC lanes (SONiC's PORT table): a model it runs on needs a
+    `port_map` that covers every port and breakout (plan/passes/port_map.py)."""
     control_plane: dict[str, Any] = field(default_factory=dict)
     """What the OS's control-plane (or management) ACL filters and how it prints it
     (`control_plane:` in platform.yml; plan/passes/control_plane.py); empty: none rendered."""
@@ -142,7 +190,7 @@ class Platform:
             per_half = per_cage // 2
             return self.split_interface_name.format(port=port, half=(sub - 1) // per_half + 1, split=(sub - 1) % per_half + 1)
         pattern = self.interface_name if per_cage == 1 else self.breakout_interface_name
-        return pattern.format(port=port, sub=sub, lane=lane)
+        return pattern.format(port=port, sub=sub, lane=lane, index=(port - 1) * lanes + lane - 1)
 
 
 @record

@@ -12,11 +12,12 @@ size of the fabric.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from fabricgen.configs.devices import device_configs
+from fabricgen.configs.devices import config_device, device_configs
 from fabricgen.core.model import Device, Link, Plan
 from fabricgen.core.units import format_length
 from fabricgen.diffing.hostside import host_changes, policy_changes
@@ -120,20 +121,26 @@ def _interface_changes(old: Device, new: Device) -> list[str]:
     return changes
 
 
-def config_diff(name: str, old: str, new: str) -> str:
-    """Unified diff of one device config. difflib's default matcher treats lines that repeat in
+def config_diff(old: Mapping[str, str], new: Mapping[str, str]) -> str:
+    """Unified diff of a device's config files (path -> text: one `configs/<name>.cfg`, or the
+    files of a platform that takes several), file by file."""
+    return "".join(_file_diff(path, old.get(path, ""), new.get(path, "")) for path in sorted(set(old) | set(new)))
+
+
+def _file_diff(path: str, old: str, new: str) -> str:
+    """Unified diff of one config file. difflib's default matcher treats lines that repeat in
     every interface block (`mtu 9214`) as junk and can then pair the wrong blocks, showing a
     port's unchanged address as removed and added again; when a diff shows one line both ways,
     it is matched again without that heuristic (slower, so only then)."""
     before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    text = _unified(name, before, after, autojunk=True)
+    text = _unified(path, before, after, autojunk=True)
     removed = {line[1:] for line in text.splitlines() if line.startswith("-") and not line.startswith("---")}
     if any(line[1:] in removed for line in text.splitlines() if line.startswith("+") and not line.startswith("+++")):
-        text = _unified(name, before, after, autojunk=False)
+        text = _unified(path, before, after, autojunk=False)
     return text
 
 
-def _unified(name: str, before: list[str], after: list[str], autojunk: bool) -> str:
+def _unified(path: str, before: list[str], after: list[str], autojunk: bool) -> str:
     """`difflib.unified_diff` with 3 lines of context, with the matcher's junk heuristic chosen."""
     lines = []
     for group in difflib.SequenceMatcher(None, before, after, autojunk=autojunk).get_grouped_opcodes(3):
@@ -146,7 +153,7 @@ def _unified(name: str, before: list[str], after: list[str], autojunk: bool) -> 
             lines += [f"+{line}" for line in after[j1:j2]]
     if not lines:
         return ""
-    return f"--- a/configs/{name}.cfg\n+++ b/configs/{name}.cfg\n" + "".join(lines)
+    return f"--- a/{path}\n+++ b/{path}\n" + "".join(lines)
 
 
 def _hunk_range(start: int, stop: int) -> str:
@@ -161,8 +168,12 @@ def _hunk_range(start: int, stop: int) -> str:
     return f"{start + 1 if length else start},{length}"
 
 
-def _configs(plan: Plan, template_dirs: tuple[Path, ...]) -> dict[str, str]:
-    return {Path(path).stem: tidy(text) for path, text in device_configs(plan, RenderContext(template_dirs)).items()}
+def _configs(plan: Plan, template_dirs: tuple[Path, ...]) -> dict[str, dict[str, str]]:
+    """Device name -> its rendered config files (path -> text)."""
+    grouped: dict[str, dict[str, str]] = {}
+    for path, text in device_configs(plan, RenderContext(template_dirs)).items():
+        grouped.setdefault(config_device(path), {})[path] = tidy(text)
+    return grouped
 
 
 def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> PlanDiff:
@@ -176,8 +187,8 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
     for name in sorted(set(old_devices) & set(new_devices)):
         was, now = old_devices[name], new_devices[name]
         values = _device_values(was, now) if was != now else []
-        if old_configs.get(name, "") != new_configs.get(name, ""):
-            result.config_diffs[name] = config_diff(name, old_configs.get(name, ""), new_configs.get(name, ""))
+        if old_configs.get(name, {}) != new_configs.get(name, {}):
+            result.config_diffs[name] = config_diff(old_configs.get(name, {}), new_configs.get(name, {}))
         elif was != now and not values:
             values = _unexplained(was, now)
         if was != now or name in result.config_diffs:
@@ -185,10 +196,10 @@ def diff_plans(old: Plan, new: Plan, template_dirs: tuple[Path, ...] = ()) -> Pl
             result.values_changed.extend(values)
     for name in result.devices_added:
         if name in new_configs:
-            result.config_diffs[name] = config_diff(name, "", new_configs[name])
+            result.config_diffs[name] = config_diff({}, new_configs[name])
     for name in result.devices_removed:
         if name in old_configs:
-            result.config_diffs[name] = config_diff(name, old_configs[name], "")
+            result.config_diffs[name] = config_diff(old_configs[name], {})
     result.devices_changed = sorted(changed)
     result.policy_changed = policy_changes(old, new)
     result.hosts_changed, result.host_nics_added, result.host_nics_removed = host_changes(old, new)

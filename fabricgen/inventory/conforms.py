@@ -169,6 +169,8 @@ def _if(condition: Schema, instance: Any, schema: Schema) -> bool:
     """jsonschema applies `then` when `if` holds, else `else`; both holding is enough, and so is
     `if` holding with no `then` (a False from `conforms` on `if` is not a decided "no")."""
     then, otherwise = schema.get("then", True), schema.get("else", True)
+    if set(condition) == {"required"}:  # decided exactly here: the branch jsonschema takes
+        return conforms(then if conforms(condition, instance) else otherwise, instance)
     if conforms(then, instance) and conforms(otherwise, instance):
         return True
     return then is True and conforms(condition, instance)
@@ -178,8 +180,8 @@ def _all_of(schemas: list[Schema | bool], instance: Any, schema: Schema) -> bool
     """Every subschema holds (a False from one is "not decided here", so is the whole).
 
     >>> rule = {"allOf": [{"if": {"required": ["a"]}, "then": {"required": ["b"]}}]}
-    >>> conforms(rule, {"a": 1, "b": 2}), conforms(rule, {"a": 1})
-    (True, False)
+    >>> conforms(rule, {"a": 1, "b": 2}), conforms(rule, {"a": 1}), conforms(rule, {"c": 1})
+    (True, False, True)
     """
     return all(conforms(subschema, instance) for subschema in schemas)
 

@@ -16,8 +16,11 @@ from fabricgen.render.tidy import tidy
 
 
 def frr_config(topology: LabTopology, switch: LabSwitch, timers: LabTimers | None = None, log_file: str = "/var/log/frr/frr.log") -> str:
-    """`frr.conf` of one switch (integrated config: vtysh hands zebra, bgpd and bfdd their parts);
-    `timers`: the topology's unless given."""
+    """`frr.conf` of one switch (integrated config: vtysh hands zebra, bgpd and bfdd their parts):
+    the switch's own rendered file when its platform runs FRR itself (SONiC), unmodified, else
+    templates/frr; `timers`: the topology's unless given."""
+    if switch.native:
+        return switch.native.frr_config
     timers = timers or topology.timers
     template = environment().get_template("frr/frr.conf.j2")
     drain = registry.section("drain")["frr"]
@@ -30,8 +33,14 @@ def lldpd_config(switch: LabSwitch, timers: LabTimers) -> str:
         f"configure system hostname {switch.name}\n"
         "configure lldp portidsubtype ifname\n"
         f"configure lldp tx-interval {timers.lldp_tx_interval}\n"
-        "configure system interface pattern swp*\n"
+        f"configure system interface pattern {switch.port_pattern}\n"
     )
+
+
+def plumbing_config(log_file: str) -> str:
+    """Applied before a switch's own FRR config (never written into it): where the lab reads the
+    daemons' log, with the millisecond timestamps the fault drill measures BFD by."""
+    return f"log file {log_file}\nlog timestamp precision 3\n"
 
 
 DAEMONS_FILE = """# FRR daemons of a fabricgen lab node (containerlab export)

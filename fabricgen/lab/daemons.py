@@ -40,22 +40,25 @@ def _frr_ids() -> tuple[int, int]:
     return entry.pw_uid, entry.pw_gid
 
 
-def start_frr(namespace: str, config: Path, work: Path, timeout: float = 20) -> None:
+def start_frr(namespace: str, config: Path, work: Path, timeout: float = 20, before: Path | None = None) -> None:
     """zebra, bgpd and bfdd daemonised inside `namespace` with path space `namespace`, then the
     integrated config applied through vtysh (which sends each command to the daemon that owns
-    it; a daemon reading the integrated file itself stops at the first block it does not know)."""
+    it; a daemon reading the integrated file itself stops at the first block it does not know).
+    `before`: the lab's own lines (log file), applied first, so `config` runs as written."""
     uid, gid = _frr_ids()
     run_dir = FRR_RUN / namespace
     run_dir.mkdir(parents=True, exist_ok=True)
     empty = work / "empty.conf"
     empty.write_text("")
-    for path in (run_dir, work, config, empty):
+    for path in (run_dir, work, config, empty, *([before] if before else [])):
         os.chown(path, uid, gid)
     for daemon in FRR_DAEMONS:
         argv = [str(FRR_BIN / daemon), "-d", "-N", namespace, "-f", str(empty), "-i", str(run_dir / f"{daemon}.pid"), "-P", "0"]
         if daemon == "zebra":
             argv += ["-s", "16777216"]
         in_namespace(namespace, argv, timeout=30)
+    if before:
+        apply_config(namespace, before, timeout)
     apply_config(namespace, config, timeout)
 
 
@@ -64,7 +67,7 @@ def apply_config(namespace: str, config: Path, timeout: float = 20) -> None:
     deadline = time.monotonic() + timeout
     while True:
         done = in_namespace(namespace, ["vtysh", "-N", namespace, "-f", str(config)], timeout=60, check=False)
-        problems = [line for line in (done.stdout + done.stderr).splitlines() if line.strip() and "vtysh.conf" not in line]
+        problems = [line for line in (done.stdout + done.stderr).splitlines() if line.strip() and not _notice(line)]
         if done.returncode == 0 and not problems:
             return
         if time.monotonic() > deadline:
@@ -72,16 +75,30 @@ def apply_config(namespace: str, config: Path, timeout: float = 20) -> None:
         time.sleep(0.3)
 
 
+FRR_NOTICES = (
+    "vtysh.conf",
+    # FRR 8.4 prints this on `bgp graceful-restart-disable` and applies it (exit 0); the lab
+    # starts the daemons with no peers, so there is nothing to reset.
+    "Graceful restart configuration changed, reset all peers to take effect",
+)
+
+
+def _notice(line: str) -> bool:
+    """An informational line of vtysh, not a refused command."""
+    return any(notice in line for notice in FRR_NOTICES)
+
+
 def remove_frr_paths(namespace: str) -> None:
     """The FRR path space of a namespace (its processes are stopped with the namespace's)."""
     shutil.rmtree(FRR_RUN / namespace, ignore_errors=True)
 
 
-def start_lldpd(namespace: str, work: Path, config: Path) -> int:
-    """lldpd in the foreground of its own session (no shared /run/lldpd.pid); returns its pid."""
+def start_lldpd(namespace: str, work: Path, config: Path, ports: str = "swp*") -> int:
+    """lldpd in the foreground of its own session (no shared /run/lldpd.pid) on the ports whose
+    names match `ports`; returns its pid."""
     LLDPD_CHROOT.mkdir(parents=True, exist_ok=True)
     log = (work / "lldpd.log").open("ab")
-    argv = ["ip", "netns", "exec", namespace, "lldpd", "-d", "-u", str(work / "lldpd.sock"), "-O", str(config), "-I", "swp*"]
+    argv = ["ip", "netns", "exec", namespace, "lldpd", "-d", "-u", str(work / "lldpd.sock"), "-O", str(config), "-I", ports]
     process = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
     log.close()
     (work / "lldpd.pid").write_text(f"{process.pid}\n")

@@ -25,7 +25,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from fabricgen.lab import daemons, kernel
-from fabricgen.lab.configs import frr_config, lldpd_config
+from fabricgen.lab.configs import frr_config, lldpd_config, plumbing_config
 from fabricgen.lab.topology import LabServer, LabSwitch, LabTopology
 
 WORK_ROOT = Path("/run/fabricgen-lab")
@@ -131,10 +131,19 @@ class Lab:
         kernel.ip_batch(commands, server.namespace)
 
     def _configure_switch(self, switch: LabSwitch) -> None:
-        """Link state and MTU (FRR does not set MTUs); FRR's zebra sets the addresses."""
+        """Link state and MTU (FRR does not set MTUs); FRR's zebra sets the addresses, except on a
+        switch that runs its own FRR config (SONiC): there the kernel gets its config_db's MTUs
+        and addresses, as SONiC's portmgrd and intfmgrd set them, and zebra learns them."""
         kernel.sysctls(switch.namespace, SWITCH_SYSCTLS)
         commands = ["link set lo up"]
-        commands += [f'link set {p.kernel} alias "{p.planned}" mtu {p.mtu} up' for p in switch.ports]
+        mtus = dict(switch.native.mtus) if switch.native else {}
+        commands += [f'link set {p.kernel} alias "{p.planned}" mtu {mtus.get(p.kernel, p.mtu)} up' for p in switch.ports]
+        if switch.native:
+            # the switch's loopback is a dummy interface; kernels without the dummy driver (this
+            # lab's CI) have veths, so it is one end of a veth pair inside the namespace
+            for name in switch.native.loopbacks:
+                commands += [f"link add {name} type veth peer name {name[:10]}-lab", f"link set {name[:10]}-lab up", f"link set {name} up"]
+            commands += [f"addr add {cidr} dev {name}" for name, cidr in switch.native.addresses]
         kernel.ip_batch(commands, switch.namespace)
 
     def node_work(self, node: str) -> Path:
@@ -144,10 +153,18 @@ class Lab:
         work = self.node_work(switch.name)
         work.mkdir(parents=True, exist_ok=True)
         config = work / "frr.conf"
-        config.write_text(frr_config(self.topology, switch, self.timers, str(work / "frr.log")))
+        config.write_bytes(frr_config(self.topology, switch, self.timers, str(work / "frr.log")).encode())
         (work / "lldpd.conf").write_text(lldpd_config(switch, self.timers))
-        daemons.start_frr(switch.namespace, config, work)
-        daemons.start_lldpd(switch.namespace, work, work / "lldpd.conf")
+        daemons.start_frr(switch.namespace, config, work, before=self._plumbing(switch))
+        daemons.start_lldpd(switch.namespace, work, work / "lldpd.conf", switch.port_pattern)
+
+    def _plumbing(self, switch: LabSwitch) -> Path | None:
+        """The lab's own lines for a switch that runs its own FRR config (applied before it)."""
+        if not switch.native:
+            return None
+        path = self.node_work(switch.name) / "lab-plumbing.conf"
+        path.write_text(plumbing_config(str(self.node_work(switch.name) / "frr.log")))
+        return path
 
     # -- the API for checks and stand-ins ---------------------------------------------------
     def namespace(self, node: str) -> str:
@@ -192,9 +209,9 @@ class Lab:
                 os.kill(pid, signal.SIGKILL)
         _wait_gone(namespace, keep={lldpd_pid}, timeout=10)
         daemons.remove_frr_paths(namespace)
-        (work / "frr.conf").write_text(text)
+        (work / "frr.conf").write_bytes(text.encode())
         kernel.ip_batch(["route flush proto bgp"], namespace, force=True)
-        daemons.start_frr(namespace, work / "frr.conf", work)
+        daemons.start_frr(namespace, work / "frr.conf", work, before=self._plumbing(self._switches[switch]))
 
     def apply_frr_commands(self, switch: str, text: str) -> None:
         """Apply config lines (FRR syntax) to the running switch, without restarting it."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from fabricgen.core.catalog import platforms
 from fabricgen.core.model import Device, Interface, Plan
+from fabricgen.lab.native import NativeConfig, NativeConfigError, native_config
 
 IFNAMSIZ = 15
 """Longest Linux interface name (IFNAMSIZ - 1)."""
@@ -74,6 +75,14 @@ class LabSwitch:
     route_map: str
     drained: bool = False
     """The plan drains it (`Device.drained`): FRR's drain lines (platforms/frr/platform.yml `drain:`)."""
+    native: NativeConfig | None = None
+    """Its platform runs FRR itself (SONiC, `lab:` in its platform.yml): the lab runs the switch's
+    own rendered FRR config unmodified, its ports named as planned (`lab/native.py`)."""
+
+    @property
+    def port_pattern(self) -> str:
+        """The glob of its ports' kernel names (lldpd runs on these)."""
+        return self.native.port_pattern if self.native else "swp*"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,11 +178,15 @@ def _breakout_ports(device: Device) -> frozenset[int]:
     return frozenset(b.port for b in device.breakouts)
 
 
-def _port_names(device: Device) -> dict[str, str]:
+def _port_names(device: Device, native: bool = False) -> dict[str, str]:
+    """Planned port -> kernel name: `swp...`, or the planned name itself on a switch that runs
+    its own config (SONiC's `Ethernet0`: its FRR config and config_db name the ports so)."""
     broken = _breakout_ports(device)
     names = {}
     for interface in device.interfaces:
-        if interface.port:
+        if interface.port and native:
+            names[interface.name] = interface.name
+        elif interface.port:
             name = kernel_port_name(interface)
             if interface.port in broken and interface.sub <= 1:
                 name = f"swp{interface.port}s1"
@@ -181,7 +194,7 @@ def _port_names(device: Device) -> dict[str, str]:
     return names
 
 
-def _switch(device: Device, prefix: str, names: dict[str, str]) -> LabSwitch:
+def _switch(device: Device, prefix: str, names: dict[str, str], native: NativeConfig | None) -> LabSwitch:
     platform = platforms()[device.platform]
     ports = tuple(
         LabPort(names[i.name], i.name, i.address, i.prefix_length, i.mtu, i.peer_device, i.peer_interface, i.role, i.description)
@@ -209,6 +222,7 @@ def _switch(device: Device, prefix: str, names: dict[str, str]) -> LabSwitch:
         prefix_list=platform.names.get("prefix_list", "PL-ADVERTISE"),
         route_map=platform.names.get("route_map", "RM-ADVERTISE"),
         drained=device.drained,
+        native=native,
     )
 
 
@@ -225,9 +239,13 @@ def lab_topology(plan: Plan, table_base: int = 100) -> LabTopology:
             raise LabUnsupported(
                 f"{device.name}: servers in a VLAN (addressing.server_mode: subnet) are not emulated; the lab needs routed /31s"
             )
-        port_names = _port_names(device)
+        try:
+            native = native_config(plan, device)
+        except NativeConfigError as exc:
+            raise LabUnsupported(str(exc)) from exc
+        port_names = _port_names(device, native is not None)
         names.update({(device.name, planned): kernel for planned, kernel in port_names.items()})
-        switches.append(_switch(device, prefix, port_names))
+        switches.append(_switch(device, prefix, port_names, native))
     leaf_mtu = {(d.name, i.name): i.mtu for d in plan.devices for i in d.interfaces}
     servers = []
     for server in plan.servers:

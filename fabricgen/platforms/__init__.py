@@ -146,6 +146,18 @@ def template_folder(name: str) -> str:
     return str(entry(name)["templates"])
 
 
+def config_files(name: str) -> dict[str, str]:
+    """Output file under configs/ (`{name}` the switch) -> its template, for a platform's
+    switches: `config_files:` in its platform.yml, else one `<name>.cfg` from `device.j2`.
+
+    >>> sorted({path for name in inventory_platforms() for path in config_files(name)})[0]
+    '{name}.cfg'
+    """
+    data = entry(name)
+    own = data.get("config_files") or {"{name}.cfg": "device.j2"}
+    return {str(path): f"{data['templates']}/{template}" for path, template in own.items()}
+
+
 def ansible_group_vars() -> dict[str, dict[str, Any]]:
     """Inventory group -> what every host in it gets: the platform's `ansible.group_vars` and its
     `ansible_network_os`. The group is the platform's name: `ansible/hosts.yml` groups the

@@ -61,8 +61,8 @@ def control_plane_problems(
     `controller` (the address the switch sees the push come from) reach the connection's port,
     or when the staged file applies no ACL that filters this connection. The VRF is the
     management interface's when `ansible_host` is its address, else every VRF with an ACL."""
-    name = ownership(platform).platform  # the playbooks pass the Ansible network OS
-    facts = platforms()[name].control_plane if name in platforms() else {}
+    os_name = ownership(platform).platform  # the playbooks pass the Ansible network OS
+    facts = platforms()[os_name].control_plane if os_name in platforms() else {}
     port = int((facts.get("connections") or {}).get(connection, 0))
     parse = driver(platform)
     staged_filter = parse.control_plane(staged)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from dataclasses import field
 
 from fabricgen.core.diagnostics import Diagnostic, FabricError
 from fabricgen.core.model import Model, Platform
 from fabricgen.core.records import record
 from fabricgen.inventory.loader import PathKey, SourceMap
 from fabricgen.plan.inputs import Inputs, NodePin, TierInput
+from fabricgen.plan.passes.port_map import port_map_problems
 
 
 @record
@@ -67,6 +69,8 @@ class _Scope:
     catalog: Mapping[str, Model]
     platforms: Mapping[str, Platform]
     source: SourceMap
+    port_maps_checked: set[tuple[str, str]] = field(default_factory=set)
+    """(model, platform) pairs whose port map `port_map_problems` found complete."""
 
 
 def expand_tiers(inputs: Inputs, catalog: Mapping[str, Model], platforms: Mapping[str, Platform]) -> Tiers:
@@ -215,4 +219,21 @@ def _hardware(
             source.diagnostic(where, f"platform {platform_name} is not a {transport} platform (fabric.transport is {transport})")
         )
         return None, True
+    if platform.port_map_required and _port_map_refused(model, platform, (key, "model"), scope, problems):
+        return None, True
     return (model, platform), False
+
+
+def _port_map_refused(model: Model, platform: Platform, tier_model: PathKey, scope: _Scope, problems: list[Diagnostic]) -> bool:
+    """Whether `model`'s port map stops `platform` (plan/passes/port_map.py), each problem at the
+    model's own key under `models:` when the inventory defines it, else at the tier's `model`.
+    A pair found complete is not checked again for the tier's next node."""
+    if (model.name, platform.name) in scope.port_maps_checked:
+        return False
+    found = port_map_problems(model, platform.name)
+    defined = ("models", model.name) in scope.source.values
+    for suffix, message, hint in found:
+        problems.append(scope.source.diagnostic(("models", model.name, *suffix) if defined else tier_model, message, hint=hint))
+    if not found:
+        scope.port_maps_checked.add((model.name, platform.name))
+    return bool(found)
