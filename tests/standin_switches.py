@@ -11,7 +11,7 @@ import contextlib
 import subprocess
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -154,3 +154,30 @@ def standin_switches(tmp_path: Path) -> Iterator[Lab]:
         files_server.server_close()  # type: ignore[attr-defined]
         files_thread.join(timeout=5)
         assert marked_pids(runner.marker) == [], "processes left behind"
+
+
+@dataclass
+class Day0Fabric:
+    """One stand-in fabric shared by a module's scenarios that start from day 0 (each a test, run
+    in file order on it), and which switches are known to run the day-0 config pushed in this
+    module. A scenario asks for the switches it needs on day 0 (`start`); they are pushed only
+    where not known to be (a scenario run alone with -k, or after one that failed), so each still
+    starts where it was written to start, and the module pays for day 0 once."""
+
+    lab: Lab
+    on_day0: set[str] = field(default_factory=set)
+
+    def start(self, *needed: str) -> Lab:
+        """The lab with `needed` on day 0 (pushed here if not known to be); what it runs after
+        the scenario is unknown until the scenario says (`leaves`)."""
+        missing = sorted(set(needed) - self.on_day0)
+        if missing:
+            limit = ["--limit", ":".join(missing)] if len(missing) < len(SWITCHES) else []
+            pushed = self.lab.run("deploy.yml", *limit)
+            assert pushed.returncode == 0, pushed.stdout[-4000:] + pushed.stderr[-2000:]
+        self.on_day0 = set()
+        return self.lab
+
+    def leaves(self, *on_day0: str) -> None:
+        """What a scenario that passed leaves on day 0, for the next one."""
+        self.on_day0 = set(on_day0)

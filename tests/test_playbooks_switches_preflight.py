@@ -3,7 +3,8 @@
 the canary is a switch that changes, a lockout is refused before it happens (and what happens
 without the refusal), the management overlay is merged at push time and never written, drift
 is refused unless told. A file of its own so that a parallel run (`make test`) runs it beside
-tests/test_playbooks_switches.py.
+tests/test_playbooks_switches.py. The drift scenario follows the canary one on its fabric
+(`Day0Fabric`): the push that made spine02 the canary is the one whose backup it drifts from.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.standin_switches import Lab, standin_switches
+from tests.standin_switches import SWITCHES, Day0Fabric, Lab, standin_switches
 from tests.standins.runner import BIN
 
 pytestmark = pytest.mark.skipif(shutil.which("ansible-playbook", path=str(BIN)) is None, reason="needs the deploy extra (ansible)")
@@ -26,14 +27,23 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         yield running
 
 
-def test_a_switch_with_nothing_to_change_is_never_the_canary(lab: Lab) -> None:
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Day0Fabric]:
+    with standin_switches(tmp_path_factory.mktemp("canary")) as running:
+        yield Day0Fabric(running)
+
+
+def test_a_switch_with_nothing_to_change_is_never_the_canary(fabric: Day0Fabric) -> None:
     # spine01 already runs its rendered config: the spine canary is spine02.
+    lab = fabric.start()
+    assert not any(lab.device(name).changed for name in SWITCHES), "the module's first scenario on `fabric` starts from the factory configs"
     first = lab.run("deploy.yml", "--limit", "lab1-spine01")
     assert first.returncode == 0, first.stdout + first.stderr
     lab.order.clear()
     push = lab.run("deploy.yml")
     assert push.returncode == 0, push.stdout + push.stderr
     assert lab.commits() == ["lab1-spine02", "lab1-leaf01", "lab1-leaf02"]
+    fabric.leaves(*SWITCHES)
 
 
 def test_preflight_refuses_a_lockout_which_the_standin_would_enforce(lab: Lab) -> None:
@@ -69,8 +79,8 @@ def test_management_overlay_is_merged_at_push_time_and_never_written(lab: Lab) -
     assert written == []  # the pre-change backups that hold it are outside build/
 
 
-def test_drift_is_reported_and_refused_unless_told(lab: Lab) -> None:
-    assert lab.run("deploy.yml", "--limit", "lab1-spine02").returncode == 0
+def test_drift_is_reported_and_refused_unless_told(fabric: Day0Fabric) -> None:
+    lab = fabric.start("lab1-spine02")  # pushed once (the canary scenario's push, or here with --limit)
     spine = lab.device("lab1-spine02")
     # A hand-made change in a section fabricgen owns, and a hotfix ACL in none of its sections.
     spine.running = (

@@ -231,3 +231,25 @@ def test_diff_shows_each_sonic_file(tmp_path: Path) -> None:
     leaf = diff.config_diffs["pod5-leaf01"]
     assert "+++ b/configs/pod5-leaf01/frr.conf\n" in leaf and "+router bgp 65401\n" in leaf
     assert "+++ b/configs/pod5-leaf01/config_db.json\n" in leaf and '+            "bgp_asn": "65401",\n' in leaf
+
+
+def test_lossless_buffers_hold_the_plans_headroom_where_the_sku_states_its_pools() -> None:
+    """SN5600 spines: priority group 3 of every RoCE port gets a profile whose xoff is the plan's
+    headroom of that port and whose xon is ACS-SN5600's pg_profile_lookup.ini figure for 400G
+    (19456), size their sum (as the SKU's own rows); the leaves' SKU states no pools: no table."""
+    plan, _ = rendered(POD)
+    configs = {name: config_db for name, config_db, _ in sonic_switches(POD)}
+    priority = _inventory()["roce"]["no_drop_priority"]
+    for device in plan.devices:
+        config_db = configs[device.name]
+        if "leaf" in device.name:
+            assert not any(table.startswith("BUFFER") for table in config_db)
+            continue
+        for interface in (i for i in device.interfaces if i.roce):
+            profile = config_db["BUFFER_PROFILE"][config_db["BUFFER_PG"][f"{interface.name}|{priority}"]["profile"]]
+            assert profile["xoff"] == str(interface.pfc_headroom_bytes) and interface.pfc_headroom_bytes > 0
+            assert (profile["xon"], profile["size"]) == ("19456", str(19456 + interface.pfc_headroom_bytes))
+            assert config_db["BUFFER_QUEUE"][f"{interface.name}|{config_db['TC_TO_QUEUE_MAP']['ROCE'][str(priority)]}"] == {
+                "profile": "egress_lossless_profile"
+            }
+        assert config_db["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == "52161690"

@@ -75,7 +75,13 @@ def _port_map(entry: dict[str, Any]) -> PortMap:
         breakout_modes={int(count): str(mode) for count, mode in entry.get("breakout_modes", {}).items()},
         fec=str(entry.get("fec", "rs")),
         source=str(entry.get("source", "")),
+        buffers=_buffers(entry.get("buffers") or {}),
     )
+
+
+def _buffers(entry: dict[str, Any]) -> dict[str, Any]:
+    """A port map's `buffers:`, its xon keyed by speed (Gb/s) as the plan's ports are."""
+    return {**entry, "xon": {int(speed): int(xon) for speed, xon in entry.get("xon", {}).items()}} if entry else {}
 
 
 @cache

@@ -35,6 +35,10 @@ class PortMap:
     fec: str = "rs"
     """FEC of the cages' ports (the SKU's `port_config.ini` column)."""
     source: str = ""
+    buffers: dict[str, Any] = field(default_factory=dict)
+    """The SKU's buffer pools and base profiles, the lossless pool and dynamic threshold, and
+    the xon per port speed (its buffers_defaults_t1.j2 and pg_profile_lookup.ini); empty: the
+    SKU's files state none, and fabricgen writes no buffer table (docs/sonic.md)."""
 
     def port_lanes(self, port: int, sub: int, per_cage: int) -> tuple[int, ...]:
         """ASIC lanes of logical port `sub` (1-based) of cage `port` broken into `per_cage`.

@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -80,22 +81,30 @@ def _daemon(config: Path, state: Path) -> None:
         signal.pause()
 
 
+def _until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    """Wait for `condition` like the service manager waits for a unit, with its deadline: a stand-in
+    daemon that never gets there fails the command with what it waited for, never hangs the run."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"opensm stand-in: {what} not seen in {timeout} s")
+        time.sleep(0.02)
+
+
 def main(argv: list[str]) -> int:
     action, config, state = argv[0], Path(argv[1]), Path(argv[2])
     state.mkdir(parents=True, exist_ok=True)
     pid = _pid(state)
     if action in ("stop", "restart") and pid:
         os.kill(pid, signal.SIGTERM)
-        while _pid(state):
-            time.sleep(0.02)
+        _until(lambda: not _pid(state), "the daemon stopped")
         pid = None
     if action in ("start", "restart") and not pid:
         # like `systemctl start` of a forking unit: return once the daemon has read its files
         # (its "start" event), not merely once its pid file exists
         before = _events(state)
         _daemon(config, state)
-        while not _pid(state) or _events(state) == before:
-            time.sleep(0.02)
+        _until(lambda: bool(_pid(state)) and _events(state) != before, "the daemon's start event")
         return 0
     if action == "reload":
         if not pid:
@@ -103,8 +112,7 @@ def main(argv: list[str]) -> int:
             return 1
         before = _events(state)
         os.kill(pid, signal.SIGHUP)
-        while _events(state) == before:
-            time.sleep(0.02)
+        _until(lambda: _events(state) != before, "the daemon's reload event")
         return 0
     if action == "status":
         return 0 if pid else 3
