@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from fabricgen.platforms import ansible_group_vars, drivers
+from fabricgen.push.drain import drained_config, is_drained
 from fabricgen.push.filters import commit_windows_problems
 from fabricgen.push.ownership import owned_text, ownership, redact
 from fabricgen.push.stage import Login, drift, lockout_problems, staged_config
@@ -76,3 +77,19 @@ def test_every_switch_platform_gives_its_commit_window_to_its_group() -> None:
     for platform in drivers():
         window = ansible_group_vars()[platform]["fabricgen_commit_window"]
         assert set(window) == {"timer", "retries", "delay"}, platform
+
+
+DRAIN_CFG = "hostname s1\nrouter bgp 65000\n  router-id 10.0.0.1\n  neighbor 10.1.0.1 remote-as 65101\n"
+
+
+def test_nxos_drain_lines_go_under_router_bgp_after_the_router_id() -> None:
+    drained = drained_config(DRAIN_CFG, "nxos", True)
+    assert drained == (
+        "hostname s1\nrouter bgp 65000\n  router-id 10.0.0.1\n  graceful-shutdown activate\n  neighbor 10.1.0.1 remote-as 65101\n"
+    )
+    assert drained_config(drained, "nxos", False) == DRAIN_CFG
+    assert is_drained("router bgp 1\n  router-id 1.1.1.1\n  graceful-shutdown activate\n", "nxos")
+
+
+def test_eos_drain_is_a_top_level_maintenance_block_after_router_bgp() -> None:
+    assert drained_config(DRAIN_CFG, "eos", True) == DRAIN_CFG + "maintenance\n   unit System\n      quiesce\n"

@@ -45,22 +45,16 @@ def drained_config(text: str, platform: str, drained: bool) -> str:
     after the `router bgp` section. Everything else is kept as written.
 
     >>> cfg = "hostname s1\\nrouter bgp 65000\\n  router-id 10.0.0.1\\n  neighbor 10.1.0.1 remote-as 65101\\n"
-    >>> print(drained_config(cfg, "nxos", True), end="")
+    >>> print(drained_config(cfg, "frr", True), end="")
     hostname s1
     router bgp 65000
       router-id 10.0.0.1
-      graceful-shutdown activate
+      bgp graceful-shutdown
       neighbor 10.1.0.1 remote-as 65101
-    >>> drained_config(drained_config(cfg, "nxos", True), "nxos", False) == cfg
+    >>> drained_config(drained_config(cfg, "frr", True), "frr", False) == cfg
     True
-    >>> print(drained_config(cfg, "eos", True), end="")
-    hostname s1
-    router bgp 65000
-      router-id 10.0.0.1
-      neighbor 10.1.0.1 remote-as 65101
-    maintenance
-       unit System
-          quiesce
+
+    Each switch platform's lines: tests/test_push_examples.py.
     """
     global_lines, bgp_lines = drain_lines(platform)
     block = Section(global_lines[0], global_lines[1:]) if global_lines else None
@@ -79,7 +73,7 @@ def is_drained(text: str, platform: str) -> bool:
     """Whether `text` carries the platform's drain lines (the plan drains the switch, so an
     undrain after its change would undo the plan).
 
-    >>> is_drained("router bgp 1\\n  router-id 1.1.1.1\\n  graceful-shutdown activate\\n", "nxos")
+    >>> is_drained("router bgp 1\\n  router-id 1.1.1.1\\n  bgp graceful-shutdown\\n", "frr")
     True
     """
     return join_sections(split_sections(text)) == drained_config(text, platform, True)
